@@ -1,0 +1,55 @@
+# The two commands: `make demo` and `make test`. Both install missing Debian packages
+# (scripts/deps.sh), configure and build.
+BUILD      ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build fuzz test demo bench clean help
+
+all: build
+
+help:
+	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus"
+	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
+	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
+	@echo "make bench   build and run the benchmarks under bench/"
+	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(FUZZ_BUILD)/bin/guard_fuzz \
+	  -DSLURM_RCA_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: deps configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(FUZZ_BUILD)/CMakeCache.txt: | deps
+	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DSLURM_RCA_FUZZ_ONLY=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target guard_fuzz
+
+test: build fuzz
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	@echo "== The read-only allowlist (build/bin/slurm-guard policy)"
+	@$(BUILD)/bin/slurm-guard policy
+	@echo
+	@echo "== The adversarial corpus through the guard (build/bin/slurm-guard corpus guard/testdata)"
+	@$(BUILD)/bin/slurm-guard corpus --clusters rca guard/testdata
+
+bench: build
+	$(BUILD)/bin/guard_bench
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,326 @@
+// slurm-guard: check an argv against the read-only allowlist, print the allowlist, run an
+// approved argv, or check a corpus. All logic lives in the guard library.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "guard/check.h"
+#include "guard/corpus.h"
+#include "guard/policy.h"
+#include "guard/run.h"
+
+namespace {
+
+using slurm_rca::guard::Guard;
+using slurm_rca::guard::GuardOptions;
+using Json = nlohmann::ordered_json;
+
+constexpr int kExitAllowed = 0;
+constexpr int kExitDenied = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitFailed = 3;    // run: the command exited non-zero or was killed
+constexpr int kExitTimedOut = 4;  // run: the command did not finish in time
+constexpr int kExitCannotRun = 5; // run: not installed, untrusted, or spawn failed
+constexpr int kExitInternal = 70; // the policy failed its own self-test
+
+std::vector<std::string> SplitList(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Json VerdictJson(const std::vector<std::string>& argv, const slurm_rca::guard::Verdict& v) {
+  Json j;
+  j["argv"] = argv;
+  if (v.ok()) {
+    j["verdict"] = "ALLOWED";
+    j["exec_argv"] = v.approved().exec_argv();
+  } else {
+    j["verdict"] = "DENIED";
+    j["rule"] = std::string(slurm_rca::guard::RuleId(v.denial().rule));
+    j["reason"] = v.denial().reason;
+    j["index"] = v.denial().index;
+  }
+  return j;
+}
+
+std::string OptionText(const slurm_rca::guard::OptionSpec& o) {
+  using slurm_rca::guard::Arity;
+  std::string s;
+  for (std::string_view sp : o.spellings) s += (s.empty() ? "" : "|") + std::string(sp);
+  std::string g(slurm_rca::guard::GrammarName(o.grammar));
+  if (o.arity == Arity::kRequired) s += " <" + g + ">";
+  if (o.arity == Arity::kOptionalAttached) s += "[=<" + g + ">]";
+  return s;
+}
+
+void PrintRefusals(const std::vector<slurm_rca::guard::Refusal>& refusals, const char* label) {
+  for (const auto& r : refusals) {
+    std::string names;
+    for (std::string_view s : r.spellings) names += (names.empty() ? "" : " ") + std::string(s);
+    std::cout << "  " << label << " [" << slurm_rca::guard::RuleId(r.rule) << "] " << names
+              << ": " << r.reason << "\n";
+  }
+}
+
+Json PolicyJson() {
+  using namespace slurm_rca::guard;
+  Json programs = Json::array();
+  auto refusals = [](const std::vector<Refusal>& rs) {
+    Json a = Json::array();
+    for (const auto& r : rs) {
+      a.push_back({{"spellings", std::vector<std::string>(r.spellings.begin(), r.spellings.end())},
+                   {"rule", std::string(RuleId(r.rule))},
+                   {"reason", std::string(r.reason)}});
+    }
+    return a;
+  };
+  auto options = [](const std::vector<OptionSpec>& os) {
+    Json a = Json::array();
+    for (const auto& o : os) {
+      const char* arity = o.arity == Arity::kNone       ? "none"
+                          : o.arity == Arity::kRequired ? "required"
+                                                        : "optional-attached";
+      a.push_back({{"spellings", std::vector<std::string>(o.spellings.begin(), o.spellings.end())},
+                   {"arity", arity},
+                   {"grammar", std::string(GrammarName(o.grammar))},
+                   {"pattern", std::string(GrammarPattern(o.grammar))}});
+    }
+    return a;
+  };
+  for (const ProgramPolicy& p : Programs()) {
+    Json verbs = Json::array();
+    for (const VerbSpec& v : p.verbs) {
+      Json entities = Json::array();
+      for (const EntitySpec& e : v.entities) {
+        entities.push_back({{"name", std::string(e.name)},
+                            {"max_ids", e.max_ids},
+                            {"key_values", e.key_values}});
+      }
+      verbs.push_back({{"word", std::string(v.word)},
+                       {"entities", entities},
+                       {"refused_entities", refusals(v.refused_entities)},
+                       {"options", options(v.options)}});
+    }
+    programs.push_back({{"name", std::string(p.name)},
+                        {"summary", std::string(p.summary)},
+                        {"options", options(p.options)},
+                        {"refused_options", refusals(p.refused_options)},
+                        {"commands", verbs},
+                        {"refused_commands", refusals(p.refused_words)},
+                        {"inject", std::vector<std::string>(p.inject.begin(), p.inject.end())}});
+  }
+  return {{"programs", programs},
+          {"limits", {{"max_args", kMaxArgs}, {"max_arg_bytes", kMaxArgBytes}}}};
+}
+
+void PrintPolicy() {
+  using namespace slurm_rca::guard;
+  std::cout << "Read-only allowlist: " << Programs().size() << " programs; at most " << kMaxArgs
+            << " arguments of at most " << kMaxArgBytes
+            << " printable ASCII bytes; options exactly as spelled here.\n";
+  for (const ProgramPolicy& p : Programs()) {
+    std::cout << "\n" << p.name << " - " << p.summary << "\n";
+    std::string line = "  options:";
+    for (const OptionSpec& o : p.options) {
+      std::string item = " " + OptionText(o);
+      if (line.size() + item.size() > 98) {
+        std::cout << line << "\n";
+        line = "          ";
+      }
+      line += item;
+    }
+    std::cout << line << "\n";
+    PrintRefusals(p.refused_options, "refused option");
+    for (const VerbSpec& v : p.verbs) {
+      std::cout << "  command: " << v.word;
+      if (v.needs_entity) {
+        std::cout << " <entity>:";
+        for (const EntitySpec& e : v.entities) {
+          std::cout << " " << e.name << (e.max_ids ? " [id]" : "")
+                    << (e.key_values ? " [key=value...]" : "") << ";";
+        }
+      }
+      for (const OptionSpec& o : v.options) std::cout << " " << OptionText(o);
+      std::cout << "\n";
+      PrintRefusals(v.refused_entities, "refused entity");
+    }
+    PrintRefusals(p.refused_words, "refused command");
+    for (std::string_view i : p.inject) std::cout << "  always added: " << i << "\n";
+  }
+  std::cout << "\nEvery other program is refused, among them:\n";
+  PrintRefusals(RefusedPrograms(), "refused program");
+}
+
+int RunCommand(const Guard& guard, const std::vector<std::string>& argv,
+               const slurm_rca::guard::ExecutorOptions& options, bool json) {
+  using namespace slurm_rca::guard;
+  Verdict v = guard.Check(argv);
+  if (!v.ok()) {
+    if (json) {
+      std::cout << VerdictJson(argv, v).dump() << "\n";
+    } else {
+      std::cout << v.denial().ToString() << "\n";
+    }
+    return kExitDenied;
+  }
+  Executor executor(options);
+  RunResult r = executor.Run(v.approved());
+  if (json) {
+    Json j = {{"argv", r.argv},
+              {"binary", r.binary},
+              {"outcome", OutcomeName(r.outcome)},
+              {"exit_code", r.exit_code},
+              {"term_signal", r.term_signal},
+              {"duration_ms", r.duration.count()},
+              {"stdout", r.stdout_data},
+              {"stderr", r.stderr_data},
+              {"stdout_bytes", r.stdout_bytes},
+              {"stderr_bytes", r.stderr_bytes},
+              {"stdout_truncated", r.stdout_truncated},
+              {"stderr_truncated", r.stderr_truncated},
+              {"error", r.error}};
+    std::cout << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << r.stdout_data;
+    std::cerr << r.stderr_data;
+    std::cerr << "slurm-guard: " << OutcomeName(r.outcome);
+    if (r.outcome == Outcome::kExited) std::cerr << " " << r.exit_code;
+    if (r.outcome == Outcome::kSignaled) std::cerr << " by signal " << r.term_signal;
+    std::cerr << " in " << r.duration.count() << " ms";
+    if (r.stdout_truncated) std::cerr << "; stdout cut at " << r.stdout_data.size() << " of " << r.stdout_bytes << " bytes";
+    if (r.stderr_truncated) std::cerr << "; stderr cut at " << r.stderr_data.size() << " of " << r.stderr_bytes << " bytes";
+    if (!r.error.empty()) std::cerr << "; " << r.error;
+    std::cerr << "\n";
+  }
+  switch (r.outcome) {
+    case Outcome::kExited: return r.exit_code == 0 ? 0 : kExitFailed;
+    case Outcome::kSignaled: return kExitFailed;
+    case Outcome::kTimedOut: return kExitTimedOut;
+    default: return kExitCannotRun;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "slurm-guard: the read-only argv allowlist of slurm-rca.\n"
+      "Exit codes: 0 allowed (or ran and exited 0), 1 denied, 2 usage, 3 ran and failed,\n"
+      "4 timed out, 5 could not run (not installed or untrusted)."};
+  app.require_subcommand(1);
+  std::string clusters;
+  bool json = false;
+
+  std::vector<std::string> check_argv;
+  CLI::App* check = app.add_subcommand(
+      "check", "Print ALLOWED or 'DENIED <rule-id>: <reason>' for ARGV; never executes");
+  check->add_flag("--json", json, "One JSON object instead of text");
+  check->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
+  check->add_option("argv", check_argv, "The argv to check, after --")->required();
+
+  CLI::App* policy = app.add_subcommand("policy", "Print the allowlist");
+  policy->add_flag("--json", json, "The allowlist as JSON");
+
+  std::vector<std::string> run_argv;
+  double timeout_s = 20;
+  std::size_t max_output = 1 << 20;
+  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
+  std::string slurm_conf;
+  CLI::App* run = app.add_subcommand(
+      "run", "Check ARGV and, if allowed, run it through the executor and print its result");
+  run->add_flag("--json", json, "The result as one JSON object");
+  run->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
+  run->add_option("--timeout", timeout_s, "Seconds before the process group is killed")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  run->add_option("--max-output", max_output, "Bytes kept per stream")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
+      ->capture_default_str();
+  run->add_option("--trusted-dirs", trusted_dirs, "Colon-separated absolute directories")
+      ->capture_default_str();
+  run->add_option("--slurm-conf", slurm_conf, "Passed to the command as SLURM_CONF");
+  run->add_option("argv", run_argv, "The argv to run, after --")->required();
+
+  std::vector<std::string> corpus_paths;
+  CLI::App* corpus = app.add_subcommand(
+      "corpus", "Check corpus files (or directories of *.txt) and print one verdict line");
+  corpus->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
+  corpus->add_option("paths", corpus_paths, "Corpus files or directories")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (what.empty()) what = "bad arguments";
+    std::cerr << "slurm-guard: " << what << " (see slurm-guard --help)\n";
+    return kExitUsage;
+  }
+
+  Guard guard(GuardOptions{.clusters = SplitList(clusters, ',')});
+  std::vector<std::string> failures = slurm_rca::guard::SelfTest(guard);
+  if (!failures.empty()) {
+    std::cerr << "slurm-guard: the allowlist failed its self-test (" << failures.size()
+              << "): " << failures.front() << "\n";
+    return kExitInternal;
+  }
+
+  if (*check) {
+    slurm_rca::guard::Verdict v = guard.Check(check_argv);
+    if (json) {
+      std::cout << VerdictJson(check_argv, v).dump() << "\n";
+    } else {
+      std::cout << (v.ok() ? std::string("ALLOWED") : v.denial().ToString()) << "\n";
+    }
+    return v.ok() ? kExitAllowed : kExitDenied;
+  }
+  if (*policy) {
+    if (json) {
+      std::cout << PolicyJson().dump(2) << "\n";
+    } else {
+      PrintPolicy();
+    }
+    return 0;
+  }
+  if (*run) {
+    slurm_rca::guard::ExecutorOptions options;
+    options.trusted_dirs = SplitList(trusted_dirs, ':');
+    for (const std::string& d : options.trusted_dirs) {
+      if (d.front() != '/') {
+        std::cerr << "slurm-guard: --trusted-dirs entry '" << d << "' is not absolute\n";
+        return kExitUsage;
+      }
+    }
+    options.timeout = std::chrono::milliseconds(static_cast<long>(std::llround(timeout_s * 1000)));
+    options.max_output_bytes = max_output;
+    if (!slurm_conf.empty()) options.slurm_conf = slurm_conf;
+    return RunCommand(guard, run_argv, options, json);
+  }
+  // corpus
+  std::vector<slurm_rca::guard::CorpusCase> cases;
+  for (const std::string& path : corpus_paths) {
+    slurm_rca::guard::CorpusLoad load = slurm_rca::guard::LoadCorpus(path);
+    if (!load.ok()) {
+      std::cerr << "slurm-guard: " << load.error << "\n";
+      return kExitUsage;
+    }
+    cases.insert(cases.end(), load.cases.begin(), load.cases.end());
+  }
+  slurm_rca::guard::CorpusReport report = slurm_rca::guard::RunCorpus(guard, cases);
+  for (const std::string& m : report.mismatches) std::cout << "MISMATCH " << m << "\n";
+  std::cout << "guard corpus: " << report.cases << " argv, " << report.denied
+            << " denied with the expected rule, " << report.allowed << " allowed as expected, "
+            << report.mismatches.size() << " mismatches\n";
+  return report.ok() ? 0 : kExitDenied;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs, or says exactly how to.
+# Usage: scripts/deps.sh [--check]
+#   --check  only report what is missing (exit 1 if anything is)
+set -euo pipefail
+
+packages=(
+  cmake make g++ pkg-config ccache
+  nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev
+  clang-14 libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+if [[ "${1:-}" == "--check" ]]; then
+  echo "missing Debian packages: ${missing[*]}" >&2
+  exit 1
+fi
+line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: run as root:  $line" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
