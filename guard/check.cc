@@ -73,7 +73,7 @@ std::string ByteName(unsigned char b) {
 struct WordTable {
   std::vector<std::string_view> allowed;
   const std::vector<Refusal>* refused = nullptr;
-  std::string_view what;  // "scontrol command", "entity of scontrol show"
+  std::string what;  // "scontrol command", "entity of scontrol show"
 };
 
 // Finds the refusal naming `word` exactly, or nullptr.

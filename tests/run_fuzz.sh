@@ -2,9 +2,9 @@
 # Runs the guard's libFuzzer target for a bounded time with its dictionary. Any crash or oracle
 # violation aborts the fuzzer, and this script fails.
 set -u
-fuzzer=$1
+fuzzer=$(realpath "$1")
 seconds=$2
-dir=$3
+dir=$(realpath "$3")
 [[ -x "$fuzzer" ]] || { echo "fuzzer not built: $fuzzer (run make fuzz)"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
