@@ -42,7 +42,14 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "Processes started per spawn benchmark")
       ->check(CLI::Range(10, 1000000))->capture_default_str();
   app.add_option("--corpus", corpus, "Corpus file or directory")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "guard_bench: %s (see guard_bench --help)\n", e.what());
+    return 2;
+  }
 
   CorpusLoad load = LoadCorpus(corpus);
   if (!load.ok()) {

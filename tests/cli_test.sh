@@ -71,5 +71,17 @@ contains "not installed says so" "$err" "not installed"
 expect 0 "corpus passes" -- corpus --clusters rca "$root/guard/testdata"
 contains "corpus verdict line" "$out" "0 mismatches"
 
+# guard_bench: bad input is a one-line usage error too
+bench=${3:-}
+if [[ -n "$bench" ]]; then
+  bin=$bench
+  usage_error "bench with an unknown flag" -- --bogus
+  usage_error "bench with a bad run count" -- --runs x
+  usage_error "bench with too few runs" -- --runs 1
+  expect 0 "bench help" -- --help
+  expect 2 "bench with a missing corpus" -- --corpus /nonexistent --seconds 0.1 --runs 10
+  contains "bench names the corpus" "$err" "no such corpus"
+fi
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]
