@@ -9,6 +9,9 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev
   clang-14 libclang-rt-14-dev
+  # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr
+  slurmctld slurmd slurmdbd slurm-client slurm-wlm-basic-plugins munge mariadb-server
+  nftables e2fsprogs
 )
 
 missing=()
@@ -24,7 +27,7 @@ if [[ "${1:-}" == "--check" ]]; then
   echo "missing Debian packages: ${missing[*]}" >&2
   exit 1
 fi
-line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+line="apt-get update && apt-get install -y ${missing[*]}"
 if [[ $(id -u) -ne 0 ]]; then
   echo "deps: missing Debian packages: ${missing[*]}" >&2
   echo "deps: run as root:  $line" >&2
@@ -33,4 +36,4 @@ fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,455 @@
+#include "scenarios/live/faults.h"
+
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#ifndef SLURM_RCA_LIVE_TEMPLATES
+#define SLURM_RCA_LIVE_TEMPLATES ""
+#endif
+
+namespace slurm_rca::live {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "LC_ALL=C"};
+
+FaultOutcome Done(std::string message) { return {Status(), true, std::move(message)}; }
+FaultOutcome Nothing(std::string message) { return {Status(), false, std::move(message)}; }
+FaultOutcome Failed(std::string message) {
+  return {Status::Error(message), false, ""};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// DIR/faults/KEY records an injected fault and what healing it needs.
+struct Record {
+  const Lab& lab;
+  std::string key;
+
+  std::string path() const { return lab.Path("faults/" + key); }
+  bool exists() const { return fs::exists(path()); }
+  std::map<std::string, std::string> Read() const {
+    std::map<std::string, std::string> kv;
+    std::istringstream in(ReadFile(path()));
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t eq = line.find('=');
+      if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return kv;
+  }
+  bool Write(const std::map<std::string, std::string>& kv) const {
+    std::error_code ec;
+    fs::create_directories(lab.Path("faults"), ec);
+    std::ofstream out(path(), std::ios::trunc);
+    for (const auto& [k, v] : kv) out << k << "=" << v << "\n";
+    return static_cast<bool>(out);
+  }
+  void Remove() const { fs::remove(path()); }
+};
+
+bool ValidNode(const Lab& lab, const std::string& node) {
+  auto names = lab.NodeNames();
+  return std::find(names.begin(), names.end(), node) != names.end();
+}
+
+// "STATE|REASON" of a node, from sinfo.
+std::pair<std::string, std::string> NodeState(const Lab& lab, const std::string& node) {
+  ToolResult r = lab.Client({"sinfo", "-h", "-n", node, "-o", "%T|%E"}, std::chrono::seconds(15));
+  std::string line = r.out.substr(0, r.out.find('\n'));
+  size_t bar = line.find('|');
+  if (!r.ok() || bar == std::string::npos) return {"", ""};
+  std::string reason = line.substr(bar + 1);
+  if (reason == "none") reason.clear();
+  return {line.substr(0, bar), reason};
+}
+
+bool IsDrained(const std::string& state) { return state.find("drain") != std::string::npos; }
+
+// After a resume the controller shows the node as not responding ("idle*") until its next
+// ping answers, usually within a second. Waits for that (up to 20 s) so that a healed node is
+// back in its prior state when heal returns.
+void WaitResponding(const Lab& lab, const std::string& node) {
+  for (int i = 0; i < 80; ++i) {
+    std::string state = NodeState(lab, node).first;
+    if (!state.empty() && state.find('*') == std::string::npos) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+FaultOutcome SignalFault(Lab& lab, const std::string& daemon, int sig, bool inject,
+                         const std::string& key) {
+  Record rec{lab, key};
+  auto id = lab.DaemonId(daemon);
+  if (!id || !IsAlive(*id)) return Failed(daemon + " is not running: is the lab up?");
+  bool stopped = ProcessState(*id).value_or('?') == 'T';
+  // A signal is delivered asynchronously: wait until /proc shows the new state.
+  auto settle = [&](bool want_stopped) {
+    for (int i = 0; i < 100; ++i) {
+      if ((ProcessState(*id).value_or('?') == 'T') == want_stopped) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  if (inject) {
+    if (stopped) return Nothing(daemon + " is already stopped (SIGSTOP)");
+    SignalProcess(*id, sig);
+    settle(true);
+    rec.Write({{"pid", id->ToString()}});
+    return Done("sent SIGSTOP to " + daemon + " (pid " + std::to_string(id->pid) + ")");
+  }
+  rec.Remove();
+  if (!stopped) return Nothing(daemon + " is not stopped");
+  SignalProcess(*id, SIGCONT);
+  settle(false);
+  return Done("sent SIGCONT to " + daemon + " (pid " + std::to_string(id->pid) + ")");
+}
+
+FaultOutcome StopStartFault(Lab& lab, const std::string& daemon, bool inject,
+                            const std::string& key) {
+  Record rec{lab, key};
+  auto id = lab.DaemonId(daemon);
+  bool alive = id && IsAlive(*id);
+  if (inject) {
+    if (!alive) {
+      return rec.exists() ? Nothing(daemon + " is already stopped")
+                          : Failed(daemon + " is not running: is the lab up?");
+    }
+    if (Status s = lab.StopDaemon(daemon); !s.ok()) return Failed(s.message());
+    rec.Write({{"daemon", daemon}});
+    return Done("stopped " + daemon + " (SIGTERM to pid " + std::to_string(id->pid) + ")");
+  }
+  if (alive) {
+    rec.Remove();
+    return Nothing(daemon + " is running");
+  }
+  std::ostringstream progress;
+  if (Status s = lab.StartDaemon(daemon, progress); !s.ok()) return Failed(s.message());
+  rec.Remove();
+  auto now = lab.DaemonId(daemon);
+  return Done("started " + daemon + " again (pid " + std::to_string(now ? now->pid : 0) + ")");
+}
+
+FaultOutcome SlurmdKill(Lab& lab, const FaultTarget& t, bool inject) {
+  if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+  std::string daemon = "slurmd-" + t.node;
+  Record rec{lab, "slurmd-kill-" + t.node};
+  auto id = lab.DaemonId(daemon);
+  bool alive = id && IsAlive(*id);
+  if (inject) {
+    if (!alive) {
+      return rec.exists() ? Nothing(daemon + " is already killed")
+                          : Failed(daemon + " is not running: is the lab up?");
+    }
+    SignalProcess(*id, SIGKILL);
+    for (int i = 0; i < 100 && IsAlive(*id); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    rec.Write({{"pid", id->ToString()}});
+    return Done("sent SIGKILL to " + daemon + " (pid " + std::to_string(id->pid) + ")");
+  }
+  if (alive) {
+    rec.Remove();
+    return Nothing(daemon + " is running");
+  }
+  std::ostringstream progress;
+  if (Status s = lab.StartDaemon(daemon, progress); !s.ok()) return Failed(s.message());
+  rec.Remove();
+  return Done("started " + daemon + " again");
+}
+
+FaultOutcome StateSaveReadonly(Lab& lab, const FaultTarget& t, bool inject) {
+  Record rec{lab, "statesave-readonly"};
+  std::string state = lab.Path("state");
+  bool mounted = !MountsUnder(state).empty();
+  if (inject) {
+    if (rec.exists()) return Nothing("StateSaveLocation is already unwritable");
+    if (t.method == "bind-ro") {
+      if (::mount(state.c_str(), state.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+        return Failed("mount --bind " + state + ": " + std::strerror(errno));
+      }
+      if (::mount(nullptr, state.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) !=
+          0) {
+        std::string err = std::strerror(errno);
+        ::umount2(state.c_str(), 0);
+        return Failed("remount read-only " + state + ": " + err);
+      }
+    } else if (t.method == "immutable") {
+      std::string chattr = lab.Program("chattr");
+      if (chattr.empty()) return Failed("chattr is not installed (Debian package e2fsprogs)");
+      ToolResult r = RunTool({chattr, "-R", "+i", state}, kEnv, std::chrono::seconds(10));
+      if (!r.ok()) return Failed("chattr +i: " + r.Summary() + " (needs ext4 or similar)");
+    } else {
+      return Failed("unknown --method " + t.method + " (bind-ro or immutable)");
+    }
+    rec.Write({{"method", t.method}});
+    return Done("made " + state + " unwritable (" + t.method + ")");
+  }
+  if (!rec.exists() && !mounted) return Nothing("StateSaveLocation is writable");
+  std::string method = rec.Read()["method"];
+  if (method == "immutable") {
+    ToolResult r = RunTool({lab.Program("chattr"), "-R", "-i", state}, kEnv,
+                           std::chrono::seconds(10));
+    if (!r.ok()) return Failed("chattr -i: " + r.Summary());
+  }
+  for (const std::string& m : MountsUnder(state)) {
+    if (::umount2(m.c_str(), 0) != 0) return Failed("umount " + m + ": " + std::strerror(errno));
+  }
+  rec.Remove();
+  return Done("made " + state + " writable again");
+}
+
+FaultOutcome RpcFlood(Lab& lab, const FaultTarget& t, bool inject) {
+  Record rec{lab, "rpc-flood"};
+  std::string ids_path = lab.Path("run/flood.ids");
+  std::vector<ProcessId> alive;
+  {
+    std::ifstream in(ids_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (auto id = ProcessId::Parse(line); id && IsAlive(*id)) alive.push_back(*id);
+    }
+  }
+  if (inject) {
+    if (!alive.empty()) return Nothing(std::to_string(alive.size()) + " flood workers already run");
+    if (t.workers < 1 || t.workers > 256) return Failed("--workers must be between 1 and 256");
+    if (t.seconds < 1 || t.seconds > 3600) return Failed("--seconds must be between 1 and 3600");
+    std::string squeue = lab.Program("squeue");
+    std::string script = "end=$(( $(date +%s) + " + std::to_string(t.seconds) +
+                         " )); while [ $(date +%s) -lt $end ]; do " + squeue +
+                         " >/dev/null 2>&1; done";
+    std::ofstream ids(ids_path, std::ios::trunc);
+    for (int w = 0; w < t.workers; ++w) {
+      SpawnResult s = SpawnDaemon({"/bin/sh", "-c", script}, lab.ClientEnv(),
+                                  lab.Path("log/flood.log"));
+      if (!s.id) return Failed(s.error);
+      ids << s.id->ToString() << "\n";
+    }
+    rec.Write({{"workers", std::to_string(t.workers)}, {"seconds", std::to_string(t.seconds)}});
+    return Done("started " + std::to_string(t.workers) + " squeue loops (each stops after " +
+                std::to_string(t.seconds) + " s); PIDs in " + ids_path);
+  }
+  for (const ProcessId& id : alive) {
+    SignalProcess(id, SIGKILL, /*group=*/true);
+    StopProcess(id, std::chrono::seconds(2));
+  }
+  ReapChildren();
+  fs::remove(ids_path);
+  rec.Remove();
+  if (alive.empty()) return Nothing("no flood workers run");
+  return Done("stopped " + std::to_string(alive.size()) + " flood workers by PID");
+}
+
+std::string TableName(const Lab& lab, const std::string& daemon) {
+  std::size_t h = std::hash<std::string>{}(lab.options().dir);
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08zx", h & 0xffffffff);
+  std::string d = daemon;
+  std::replace(d.begin(), d.end(), '-', '_');
+  return std::string("slurm_rca_") + hex + "_" + d;
+}
+
+FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
+  std::map<std::string, int> ports = {
+      {"slurmdbd", lab.DbdPort()}, {"slurmctld", lab.CtldPort()}, {"mariadbd", lab.DbPort()}};
+  auto port = ports.find(t.daemon);
+  if (port == ports.end()) return Failed("--daemon must be slurmdbd, slurmctld or mariadbd");
+  std::string nft = lab.Program("nft");
+  if (nft.empty()) return Failed("nft is not installed (Debian package nftables)");
+  std::string table = TableName(lab, t.daemon);
+  Record rec{lab, "net-drop-" + t.daemon};
+  bool present = RunTool({nft, "list", "table", "inet", table}, kEnv, std::chrono::seconds(5)).ok();
+  if (inject) {
+    if (present) return Nothing("traffic to " + t.daemon + " is already dropped");
+    std::string rules = "table inet " + table + " {\n  chain out {\n" +
+                        "    type filter hook output priority 0; policy accept;\n" +
+                        "    oifname \"lo\" tcp dport " + std::to_string(port->second) +
+                        " drop\n  }\n}\n";
+    ToolResult r = RunTool({nft, "-f", "-"}, kEnv, std::chrono::seconds(10), rules);
+    if (!r.ok()) return Failed("nft: " + r.Summary());
+    std::ofstream(lab.Path("run/nft.tables"), std::ios::app) << table << "\n";
+    rec.Write({{"table", table}, {"port", std::to_string(port->second)}});
+    return Done("dropping TCP to 127.0.0.1:" + std::to_string(port->second) + " (" + t.daemon +
+                ") with nftables table inet " + table);
+  }
+  rec.Remove();
+  if (!present) return Nothing("traffic to " + t.daemon + " is not dropped");
+  ToolResult r = RunTool({nft, "delete", "table", "inet", table}, kEnv, std::chrono::seconds(10));
+  if (!r.ok()) return Failed("nft delete: " + r.Summary());
+  return Done("removed nftables table inet " + table);
+}
+
+FaultOutcome Drain(Lab& lab, const FaultTarget& t, bool inject) {
+  if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+  Record rec{lab, "drain-" + t.node};
+  if (inject) {
+    if (rec.exists()) return Nothing(t.node + " is already drained by this fault");
+    auto [state, reason] = NodeState(lab, t.node);
+    if (state.empty()) return Failed("cannot read the state of " + t.node);
+    ToolResult r = lab.Client({"scontrol", "update", "nodename=" + t.node, "state=drain",
+                               "reason=" + t.reason});
+    if (!r.ok()) return Failed("scontrol update: " + r.Summary());
+    rec.Write({{"prior_state", state}, {"prior_reason", reason}});
+    return Done("drained " + t.node + " (reason: " + t.reason + "; was " + state + ")");
+  }
+  if (!rec.exists()) return Nothing(t.node + " was not drained by this fault");
+  auto prior = rec.Read();
+  ToolResult r = IsDrained(prior["prior_state"])
+                     ? lab.Client({"scontrol", "update", "nodename=" + t.node, "state=drain",
+                                   "reason=" + prior["prior_reason"]})
+                     : lab.Client({"scontrol", "update", "nodename=" + t.node, "state=resume"});
+  if (!r.ok()) return Failed("scontrol update: " + r.Summary());
+  WaitResponding(lab, t.node);
+  rec.Remove();
+  return Done("restored " + t.node + " to " + prior["prior_state"]);
+}
+
+FaultOutcome GpuFake(Lab& lab, const FaultTarget& t, bool inject) {
+  if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+  Record rec{lab, "gpu-fake-" + t.node};
+  std::string fake = lab.Path("nodes/" + t.node + "/bin/nvidia-smi");
+  if (inject) {
+    if (rec.exists()) return Nothing("the nvidia-smi test double already sits on " + t.node);
+    if (t.mode != "ecc" && t.mode != "driver") return Failed("--mode must be ecc or driver");
+    auto [state, reason] = NodeState(lab, t.node);
+    if (state.empty()) return Failed("cannot read the state of " + t.node);
+    std::string tmpl = lab.options().templates + "/nvidia-smi.in";
+    std::string text = ReadFile(tmpl);
+    if (text.empty()) return Failed("template " + tmpl + " is missing");
+    for (size_t at = text.find("@MODE@"); at != std::string::npos; at = text.find("@MODE@", at)) {
+      text.replace(at, 6, t.mode);
+    }
+    std::error_code ec;
+    fs::create_directories(fs::path(fake).parent_path(), ec);
+    std::ofstream(fake, std::ios::trunc) << text;
+    fs::permissions(fake, fs::perms(0755), ec);
+    rec.Write({{"prior_state", state}, {"prior_reason", reason}, {"mode", t.mode}});
+    return Done("put the nvidia-smi test double (" + t.mode + ") at " + fake +
+                "; the health check drains " + t.node + " within about 5 s");
+  }
+  if (!rec.exists()) return Nothing("no nvidia-smi test double on " + t.node);
+  auto prior = rec.Read();
+  fs::remove(fake);
+  // A health check already running may still drain the node; let it finish.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto [state, reason] = NodeState(lab, t.node);
+  if (IsDrained(state) && reason.rfind("gpu:", 0) == 0) {
+    ToolResult r = IsDrained(prior["prior_state"])
+                       ? lab.Client({"scontrol", "update", "nodename=" + t.node, "state=drain",
+                                     "reason=" + prior["prior_reason"]})
+                       : lab.Client({"scontrol", "update", "nodename=" + t.node, "state=resume"});
+    if (!r.ok()) return Failed("scontrol update: " + r.Summary());
+    WaitResponding(lab, t.node);
+  }
+  rec.Remove();
+  return Done("removed the nvidia-smi test double from " + t.node + "; it is " +
+              prior["prior_state"] + " again");
+}
+
+}  // namespace
+
+const std::vector<FaultInfo>& FaultCatalog() {
+  static const std::vector<FaultInfo> catalog = {
+      {"db-freeze", "SIGSTOP of mariadbd",
+       "sacct blocks (30 s, then 'Unable to connect to database'); sinfo, squeue, sdiag answer; "
+       "the DBD agent queue in sdiag grows as jobs finish",
+       "SIGCONT; the queue drains in about a second", ""},
+      {"dbd-stop", "SIGTERM of slurmdbd",
+       "sacct and sacctmgr fail at once with 'Connection refused'; jobs still run; the DBD agent "
+       "queue grows",
+       "start slurmdbd again; it re-registers and the queue drains", ""},
+      {"munge-stop", "SIGTERM of munged",
+       "every client fails after about 2 s with 'Protocol authentication error'; nodes go DOWN "
+       "after SlurmdTimeout (10 s)",
+       "start munged with the same key; nodes return to service", ""},
+      {"slurmd-kill", "SIGKILL of one node's slurmd",
+       "the node is not responding (idle*) after about 12 s and DOWN after about 24 s",
+       "start that slurmd again; the node is idle within a second of registering", "--node"},
+      {"slurmd-pause", "SIGSTOP of one node's slurmd",
+       "the node is not responding after about 11 s and DOWN after about 23 s",
+       "SIGCONT; a DOWN node returns only at the controller's next poll (up to about 50 s)",
+       "--node"},
+      {"statesave-readonly", "StateSaveLocation unwritable (read-only bind mount, or chattr +i)",
+       "sbatch fails with 'I/O error writing script/environment to file'; srun still works",
+       "unmount (or chattr -i); sbatch works again", "--method"},
+      {"rpc-flood", "N squeue loops against slurmctld, started and stopped by PID",
+       "squeue latency grows with N; sdiag's server thread count rises",
+       "SIGKILL of each worker's process group", "--workers --seconds"},
+      {"net-drop", "nftables drop of TCP to one daemon's loopback port",
+       "slurmdbd: sacct fails in about 2 s ('Connection timed out'); slurmctld: clients fail "
+       "after about 29 s",
+       "delete the nftables table", "--daemon"},
+      {"drain", "scontrol update state=drain with a reason",
+       "sinfo -R shows the reason; jobs that need the node pend with ReqNodeNotAvail",
+       "the node's prior state and reason are restored", "--node --reason"},
+      {"gpu-fake",
+       "a test double of nvidia-smi (ecc: uncorrectable ECC errors; driver: driver gone) in the "
+       "node's trusted bin directory",
+       "the lab's HealthCheckProgram drains the node with a 'gpu:' reason within about 5 s",
+       "remove the double; resume the node if the health check drained it", "--node --mode"},
+  };
+  return catalog;
+}
+
+FaultOutcome InjectFault(Lab& lab, const std::string& name, const FaultTarget& t) {
+  if (!lab.exists()) return Failed("no lab in " + lab.options().dir + ": run cluster up first");
+  if (name == "db-freeze") return SignalFault(lab, "mariadbd", SIGSTOP, true, name);
+  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", true, name);
+  if (name == "munge-stop") return StopStartFault(lab, "munged", true, name);
+  if (name == "slurmd-kill") return SlurmdKill(lab, t, true);
+  if (name == "slurmd-pause") {
+    if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+    return SignalFault(lab, "slurmd-" + t.node, SIGSTOP, true, "slurmd-pause-" + t.node);
+  }
+  if (name == "statesave-readonly") return StateSaveReadonly(lab, t, true);
+  if (name == "rpc-flood") return RpcFlood(lab, t, true);
+  if (name == "net-drop") return NetDrop(lab, t, true);
+  if (name == "drain") return Drain(lab, t, true);
+  if (name == "gpu-fake") return GpuFake(lab, t, true);
+  return Failed("unknown fault '" + name + "' (rca-bench fault list)");
+}
+
+FaultOutcome HealFault(Lab& lab, const std::string& name, const FaultTarget& t) {
+  if (!lab.exists()) return Failed("no lab in " + lab.options().dir + ": run cluster up first");
+  if (name == "db-freeze") return SignalFault(lab, "mariadbd", SIGCONT, false, name);
+  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", false, name);
+  if (name == "munge-stop") return StopStartFault(lab, "munged", false, name);
+  if (name == "slurmd-kill") return SlurmdKill(lab, t, false);
+  if (name == "slurmd-pause") {
+    if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+    return SignalFault(lab, "slurmd-" + t.node, SIGCONT, false, "slurmd-pause-" + t.node);
+  }
+  if (name == "statesave-readonly") return StateSaveReadonly(lab, t, false);
+  if (name == "rpc-flood") return RpcFlood(lab, t, false);
+  if (name == "net-drop") return NetDrop(lab, t, false);
+  if (name == "drain") return Drain(lab, t, false);
+  if (name == "gpu-fake") return GpuFake(lab, t, false);
+  return Failed("unknown fault '" + name + "' (rca-bench fault list)");
+}
+
+std::vector<std::string> ActiveFaults(const Lab& lab) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(lab.Path("faults"), ec)) {
+    out.push_back(entry.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace slurm_rca::live

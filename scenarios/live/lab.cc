@@ -1,0 +1,621 @@
+#include "scenarios/live/lab.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#ifndef SLURM_RCA_LIVE_TEMPLATES
+#define SLURM_RCA_LIVE_TEMPLATES ""
+#endif
+
+namespace slurm_rca::live {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string Fixed(double v, int digits = 2) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool WriteFile(const std::string& path, const std::string& text, fs::perms perms) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return false;
+  out << text;
+  out.close();
+  std::error_code ec;
+  fs::permissions(path, perms, ec);
+  return !ec && out;
+}
+
+std::string Substitute(std::string text, const std::map<std::string, std::string>& vars) {
+  for (const auto& [key, value] : vars) {
+    std::string token = "@" + key + "@";
+    for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at)) {
+      text.replace(at, token.size(), value);
+      at += value.size();
+    }
+  }
+  return text;
+}
+
+// "node[1-2]" for 1..2, "node1" for 1..1.
+std::string HostRange(int first, int last) {
+  if (first == last) return "node" + std::to_string(first);
+  return "node[" + std::to_string(first) + "-" + std::to_string(last) + "]";
+}
+
+std::string PortRange(int first, int last) {
+  if (first == last) return std::to_string(first);
+  return std::to_string(first) + "-" + std::to_string(last);
+}
+
+// Polls until probe() is ok or the timeout passes; returns the last status.
+template <typename Probe>
+Status WaitFor(std::chrono::milliseconds timeout, Probe probe) {
+  auto deadline = Clock::now() + timeout;
+  Status last;
+  while (true) {
+    last = probe();
+    if (last.ok() || Clock::now() >= deadline) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Processes whose session is sid (daemons we started lead their own sessions; what they fork,
+// such as slurmstepd, stays in it unless it calls setsid itself).
+std::vector<pid_t> SessionMembers(pid_t sid) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::string stat = ReadFile("/proc/" + name + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state, ppid, pgrp, session;
+    rest >> state >> ppid >> pgrp >> session;
+    if (session == std::to_string(sid)) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+const std::vector<std::string> kBaseEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C",
+                                           "LC_ALL=C", "TZ=UTC"};
+
+}  // namespace
+
+std::vector<std::string> MountsUnder(const std::string& dir) {
+  std::vector<std::string> mounts;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string id, parent, devno, root, point;
+    f >> id >> parent >> devno >> root >> point;
+    if (point == dir || point.rfind(dir + "/", 0) == 0) mounts.push_back(point);
+  }
+  std::sort(mounts.begin(), mounts.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return mounts;
+}
+
+Lab::Lab(LabOptions options) : options_(std::move(options)) {
+  if (options_.templates.empty()) options_.templates = SLURM_RCA_LIVE_TEMPLATES;
+  while (options_.dir.size() > 1 && options_.dir.back() == '/') options_.dir.pop_back();
+  std::ifstream in(Path("lab.conf"));
+  std::string key;
+  while (in >> key) {
+    if (key == "nodes") in >> options_.nodes;
+    if (key == "port_base") in >> options_.port_base;
+    if (key == "cluster") in >> options_.cluster;
+  }
+}
+
+bool Lab::exists() const { return fs::exists(Path("lab.conf")); }
+
+std::vector<std::string> Lab::NodeNames() const {
+  std::vector<std::string> names;
+  for (int i = 1; i <= options_.nodes; ++i) names.push_back("node" + std::to_string(i));
+  return names;
+}
+
+std::vector<std::string> Lab::GpuNodeNames() const {
+  std::vector<std::string> names = NodeNames();
+  names.resize(std::min<size_t>(names.size(), 2));
+  return names;
+}
+
+std::string Lab::Program(const std::string& name) const {
+  return FindProgram(name, options_.program_dirs);
+}
+
+std::vector<std::string> Lab::ClientEnv() const {
+  std::vector<std::string> env = kBaseEnv;
+  env.push_back("SLURM_CONF=" + SlurmConf());
+  return env;
+}
+
+ToolResult Lab::Client(std::vector<std::string> argv, std::chrono::milliseconds timeout) const {
+  std::string path = Program(argv[0]);
+  if (path.empty()) {
+    ToolResult r;
+    r.error = argv[0] + " is not installed";
+    return r;
+  }
+  argv[0] = path;
+  return RunTool(argv, ClientEnv(), timeout);
+}
+
+std::vector<std::string> Lab::DaemonNames() const {
+  std::vector<std::string> names = {"munged", "mariadbd", "slurmdbd", "slurmctld"};
+  for (const std::string& n : NodeNames()) names.push_back("slurmd-" + n);
+  return names;
+}
+
+std::optional<ProcessId> Lab::DaemonId(const std::string& name) const {
+  std::string text = ReadFile(Path("run/" + name + ".id"));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return ProcessId::Parse(text);
+}
+
+Status Lab::CheckPackages() const {
+  const std::vector<std::pair<std::string, std::string>> needed = {
+      {"munged", "munge"},          {"mungekey", "munge"},       {"munge", "munge"},
+      {"unmunge", "munge"},         {"mariadbd", "mariadb-server"},
+      {"mariadb-install-db", "mariadb-server"}, {"mariadb", "mariadb-client"},
+      {"mariadb-admin", "mariadb-client"},      {"slurmdbd", "slurmdbd"},
+      {"slurmctld", "slurmctld"},   {"slurmd", "slurmd"},        {"sinfo", "slurm-client"},
+      {"sacctmgr", "slurm-client"}, {"scontrol", "slurm-client"}};
+  std::vector<std::string> missing;
+  for (const auto& [program, package] : needed) {
+    if (Program(program).empty() &&
+        std::find(missing.begin(), missing.end(), package) == missing.end()) {
+      missing.push_back(package);
+    }
+  }
+  if (missing.empty()) return {};
+  std::string list;
+  for (const std::string& m : missing) list += " " + m;
+  return Status::Error("missing Debian packages:" + list +
+                       " (run `make deps` as root, or apt-get install" + list + ")");
+}
+
+Status Lab::CheckPortFree(int port, const std::string& who) const {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Error("cannot create a socket to test port " + std::to_string(port));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  if (free) return {};
+  return Status::Error("port " + std::to_string(port) + " (" + who +
+                       ") is in use on 127.0.0.1; another cluster may be running: stop it, or "
+                       "choose other ports with --port-base");
+}
+
+Status Lab::WriteConfig() const {
+  std::error_code ec;
+  for (const char* d : {"etc", "run", "log", "state", "spool", "munge", "mysql/tmp", "nodes"}) {
+    fs::create_directories(Path(d), ec);
+    if (ec) return Status::Error("cannot create " + Path(d) + ": " + ec.message());
+  }
+  fs::permissions(Path("munge"), fs::perms::owner_all, ec);
+  fs::permissions(Path("run"), fs::perms(0755), ec);
+  for (const std::string& n : NodeNames()) fs::create_directories(Path("nodes/" + n + "/bin"), ec);
+
+  int n = options_.nodes;
+  int gpus = static_cast<int>(GpuNodeNames().size());
+  std::string nodes = "NodeName=" + HostRange(1, gpus) +
+                      " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+                      PortRange(SlurmdPort(1), SlurmdPort(gpus)) +
+                      " CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN\n";
+  if (n > gpus) {
+    nodes += "NodeName=" + HostRange(gpus + 1, n) +
+             " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+             PortRange(SlurmdPort(gpus + 1), SlurmdPort(n)) +
+             " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
+  }
+  nodes += "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+  nodes += "PartitionName=gpu Nodes=" + HostRange(1, gpus) + " MaxTime=INFINITE State=UP";
+  std::map<std::string, std::string> vars = {{"DIR", options_.dir},
+                                             {"CLUSTER", options_.cluster},
+                                             {"CTLD_PORT", std::to_string(CtldPort())},
+                                             {"DBD_PORT", std::to_string(DbdPort())},
+                                             {"DB_PORT", std::to_string(DbPort())},
+                                             {"NODES", nodes}};
+  struct Out {
+    const char* tmpl;
+    const char* path;
+    fs::perms perms;
+  };
+  for (const Out& o : {Out{"slurm.conf.in", "etc/slurm.conf", fs::perms(0644)},
+                       Out{"slurmdbd.conf.in", "etc/slurmdbd.conf", fs::perms(0600)},
+                       Out{"healthcheck.sh.in", "etc/healthcheck.sh", fs::perms(0755)}}) {
+    std::string tmpl = options_.templates + "/" + o.tmpl;
+    if (!fs::exists(tmpl)) return Status::Error("template " + tmpl + " is missing");
+    if (!WriteFile(Path(o.path), Substitute(ReadFile(tmpl), vars), o.perms)) {
+      return Status::Error("cannot write " + Path(o.path));
+    }
+  }
+  // slurmd counts a GPU only for a character device named in File=. The lab has no GPU: each
+  // "GPU" is a device node aliasing /dev/null (1,3), made under the node's own directory.
+  std::string gres = "# gres.conf of the slurm-rca lab. The GPU files are character devices\n"
+                     "# aliasing /dev/null (1,3): the lab has no GPU.\n";
+  for (const std::string& node : GpuNodeNames()) {
+    std::string dev = Path("nodes/" + node + "/dev");
+    fs::create_directories(dev, ec);
+    for (const char* f : {"/nvidia0", "/nvidia1"}) {
+      std::string path = dev + f;
+      if (!fs::exists(path) && ::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+        return Status::Error("cannot create the device node " + path + ": " +
+                             std::strerror(errno) + " (the lab needs root)");
+      }
+    }
+    gres += "NodeName=" + node + " Name=gpu File=" + dev + "/nvidia[0-1]\n";
+  }
+  if (!WriteFile(Path("etc/gres.conf"), gres, fs::perms(0644))) {
+    return Status::Error("cannot write " + Path("etc/gres.conf"));
+  }
+  std::string conf = "nodes " + std::to_string(n) + "\nport_base " +
+                     std::to_string(options_.port_base) + "\ncluster " + options_.cluster + "\n";
+  if (!WriteFile(Path("lab.conf"), conf, fs::perms(0644))) {
+    return Status::Error("cannot write " + Path("lab.conf"));
+  }
+  return {};
+}
+
+std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
+  if (name == "munged") {
+    return {Program("munged"), "--foreground", "--force",
+            "--key-file=" + Path("munge/munge.key"), "--socket=" + Path("run/munge.socket.2"),
+            "--pid-file=" + Path("run/munged.pid"), "--log-file=" + Path("log/munged.log"),
+            "--seed-file=" + Path("munge/munged.seed")};
+  }
+  if (name == "mariadbd") {
+    return {Program("mariadbd"), "--no-defaults", "--user=root", "--datadir=" + Path("mysql/data"),
+            "--tmpdir=" + Path("mysql/tmp"), "--socket=" + Path("run/mysqld.sock"),
+            "--port=" + std::to_string(DbPort()), "--bind-address=127.0.0.1",
+            "--pid-file=" + Path("run/mariadbd.pid"), "--log-error=" + Path("log/mariadbd.err"),
+            "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=64M",
+            "--innodb-lock-wait-timeout=900"};
+  }
+  if (name == "slurmdbd") return {Program("slurmdbd"), "-D"};
+  if (name == "slurmctld") return {Program("slurmctld"), "-D", "-f", SlurmConf()};
+  if (name.rfind("slurmd-", 0) == 0) {
+    return {Program("slurmd"), "-D", "-N", name.substr(7), "-f", SlurmConf()};
+  }
+  return {};
+}
+
+Status Lab::Probe(const std::string& name) const {
+  auto fail = [&](const ToolResult& r) { return Status::Error(r.Summary()); };
+  if (name == "munged") {
+    std::string sock = Path("run/munge.socket.2");
+    ToolResult cred = RunTool({Program("munge"), "-n", "-S", sock}, kBaseEnv, std::chrono::seconds(5));
+    if (!cred.ok()) return fail(cred);
+    ToolResult back = RunTool({Program("unmunge"), "-S", sock}, kBaseEnv, std::chrono::seconds(5), cred.out);
+    return back.ok() ? Status() : fail(back);
+  }
+  if (name == "mariadbd") {
+    ToolResult r = RunTool({Program("mariadb-admin"), "--no-defaults", "-S", Path("run/mysqld.sock"),
+                            "-uroot", "ping"},
+                           kBaseEnv, std::chrono::seconds(5));
+    return r.ok() ? Status() : fail(r);
+  }
+  if (name == "slurmdbd") {
+    ToolResult r = Client({"sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"},
+                          std::chrono::seconds(5));
+    return r.ok() ? Status() : fail(r);
+  }
+  if (name == "slurmctld") {
+    ToolResult r = Client({"scontrol", "ping"}, std::chrono::seconds(5));
+    if (!r.ok()) return fail(r);
+    return r.out.find("is UP") != std::string::npos ? Status() : Status::Error(r.out);
+  }
+  if (name.rfind("slurmd-", 0) == 0) {
+    ToolResult r = Client({"sinfo", "-h", "-n", name.substr(7), "-o", "%T"}, std::chrono::seconds(5));
+    if (!r.ok()) return fail(r);
+    std::string state = r.out.substr(0, r.out.find('\n'));
+    if (state.empty()) return Status::Error("not in sinfo");
+    if (state.find('*') != std::string::npos || state == "down" || state == "unknown") {
+      return Status::Error(state);
+    }
+    return {};
+  }
+  return Status::Error("unknown daemon " + name);
+}
+
+Status Lab::Provision(std::ostream& progress) const {
+  // Database and user for slurmdbd.
+  ToolResult db = RunTool(
+      {Program("mariadb"), "--no-defaults", "-S", Path("run/mysqld.sock"), "-uroot", "-e",
+       "CREATE DATABASE IF NOT EXISTS slurm_acct_db; "
+       "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmpw'; "
+       "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw'; "
+       "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; "
+       "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"},
+      kBaseEnv, std::chrono::seconds(30));
+  if (!db.ok()) return Status::Error("cannot create the accounting database: " + db.Summary());
+  return {};
+}
+
+Status Lab::StartDaemon(const std::string& name, std::ostream& progress) {
+  auto start = Clock::now();
+  if (auto id = DaemonId(name); id && IsAlive(*id)) return {};
+  if (name == "munged" && !fs::exists(Path("munge/munge.key"))) {
+    ToolResult key = RunTool({Program("mungekey"), "--create", "--keyfile=" + Path("munge/munge.key")},
+                             kBaseEnv, std::chrono::seconds(10));
+    if (!key.ok()) return Status::Error("mungekey: " + key.Summary());
+  }
+  if (name == "mariadbd" && !fs::exists(Path("mysql/data/mysql"))) {
+    ToolResult init = RunTool({Program("mariadb-install-db"), "--no-defaults",
+                               "--datadir=" + Path("mysql/data"), "--user=root",
+                               "--auth-root-authentication-method=normal", "--skip-test-db"},
+                              kBaseEnv, std::chrono::seconds(120));
+    if (!init.ok()) return Status::Error("mariadb-install-db: " + init.Summary());
+  }
+  std::map<std::string, std::pair<int, std::string>> ports = {
+      {"mariadbd", {DbPort(), "MariaDB"}},
+      {"slurmdbd", {DbdPort(), "slurmdbd"}},
+      {"slurmctld", {CtldPort(), "slurmctld"}}};
+  if (name.rfind("slurmd-node", 0) == 0) {
+    int i = std::stoi(name.substr(11));
+    ports[name] = {SlurmdPort(i), "slurmd of node" + std::to_string(i)};
+  }
+  if (auto p = ports.find(name); p != ports.end()) {
+    if (Status s = CheckPortFree(p->second.first, p->second.second); !s.ok()) return s;
+  }
+  std::vector<std::string> env = ClientEnv();
+  SpawnResult spawned = SpawnDaemon(DaemonArgv(name), env, Path("log/" + name + ".stdout"));
+  if (!spawned.id) return Status::Error(spawned.error);
+  if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
+    return Status::Error("cannot record the PID of " + name);
+  }
+  Status ready = WaitFor(options_.start_timeout, [&] {
+    if (!IsAlive(*spawned.id)) {
+      return Status::Error("exited; see " + Path("log/" + name + ".stdout") + " and its log");
+    }
+    return Probe(name);
+  });
+  if (!ready.ok()) return Status::Error(name + " did not come up: " + ready.message());
+  if (name == "mariadbd") {
+    if (Status s = Provision(progress); !s.ok()) return s;
+  }
+  progress << "  " << name << " up (pid " << spawned.id->pid << ") +" << Fixed(Since(start))
+           << " s\n";
+  return {};
+}
+
+Status Lab::StopDaemon(const std::string& name) {
+  auto id = DaemonId(name);
+  if (!id) return {};
+  pid_t sid = id->pid;
+  bool stopped = StopProcess(*id, std::chrono::seconds(15));
+  // What the daemon forked and left in its session (slurmstepd of a running job, say).
+  if (stopped) {
+    for (pid_t member : SessionMembers(sid)) {
+      if (auto m = IdentifyProcess(member)) StopProcess(*m, std::chrono::seconds(5));
+    }
+  }
+  if (!stopped) return Status::Error(name + " (pid " + std::to_string(id->pid) + ") did not stop");
+  fs::remove(Path("run/" + name + ".id"));
+  return {};
+}
+
+Status Lab::WaitReady(std::chrono::seconds timeout) const {
+  return WaitFor(timeout, [&]() -> Status {
+    ToolResult r = Client({"sinfo", "-h", "-N", "-o", "%N %T"}, std::chrono::seconds(5));
+    if (!r.ok()) return Status::Error("sinfo: " + r.Summary());
+    int idle = 0;
+    std::istringstream lines(r.out);
+    std::string node, state;
+    std::map<std::string, std::string> seen;
+    while (lines >> node >> state) seen[node] = state;
+    for (const auto& [n, s] : seen) idle += (s == "idle");
+    if (idle != options_.nodes) {
+      return Status::Error(std::to_string(idle) + " of " + std::to_string(options_.nodes) +
+                           " nodes idle");
+    }
+    ToolResult acct = Client({"sacct", "-n", "-X", "-a"}, std::chrono::seconds(5));
+    if (!acct.ok()) return Status::Error("accounting does not answer: " + acct.Summary());
+    return {};
+  });
+}
+
+Status Lab::Up(std::ostream& progress) {
+  auto start = Clock::now();
+  if (options_.nodes < 1 || options_.nodes > 64) {
+    return Status::Error("--nodes must be between 1 and 64");
+  }
+  if (options_.dir.empty() || options_.dir.front() != '/') {
+    return Status::Error("--dir must be an absolute path");
+  }
+  if (options_.dir.size() > 60) {
+    return Status::Error("--dir is too long for the daemons' Unix sockets (60 characters at most)");
+  }
+  if (Status s = CheckPackages(); !s.ok()) return s;
+  bool all_alive = exists();
+  for (const std::string& name : DaemonNames()) {
+    auto id = DaemonId(name);
+    all_alive = all_alive && id && IsAlive(*id);
+  }
+  if (all_alive) {
+    progress << "slurm-rca lab already up in " << options_.dir << "\n";
+    return WaitReady(std::chrono::seconds(5));
+  }
+  progress << "starting the slurm-rca lab in " << options_.dir << " (" << options_.nodes
+           << " nodes, cluster " << options_.cluster << ")\n";
+  if (Status s = WriteConfig(); !s.ok()) return s;
+  for (const char* name : {"munged", "mariadbd", "slurmdbd"}) {
+    if (Status s = StartDaemon(name, progress); !s.ok()) return s;
+  }
+  // Accounts, users and associations, before the controller starts: with
+  // AccountingStorageEnforce=associations nobody can submit without them.
+  const std::vector<std::vector<std::string>> provision = {
+      {"sacctmgr", "-i", "add", "cluster", options_.cluster},
+      {"sacctmgr", "-i", "add", "account", "research", "Description=research",
+       "Organization=lab"},
+      {"sacctmgr", "-i", "add", "account", "ops", "Description=operations", "Organization=lab"},
+      {"sacctmgr", "-i", "add", "user", "root", "Account=research,ops", "DefaultAccount=research"},
+      {"sacctmgr", "-i", "add", "user", "nobody", "Account=ops", "DefaultAccount=ops"}};
+  for (const auto& argv : provision) {
+    ToolResult r = Client(argv, std::chrono::seconds(30));
+    // "Nothing new added" (exit 1) when it exists already.
+    bool exists_already = r.out.find("Nothing new added") != std::string::npos ||
+                          r.err.find("Nothing new added") != std::string::npos ||
+                          r.out.find("already exists") != std::string::npos;
+    if (!r.ok() && !exists_already) {
+      return Status::Error(argv[2] + " " + argv[3] + " " + argv[4] + " failed: " + r.Summary());
+    }
+  }
+  for (const std::string& name : DaemonNames()) {
+    if (name == "munged" || name == "mariadbd" || name == "slurmdbd") continue;
+    if (Status s = StartDaemon(name, progress); !s.ok()) return s;
+  }
+  if (Status s = WaitReady(options_.start_timeout); !s.ok()) {
+    return Status::Error("the lab did not become ready: " + s.message());
+  }
+  progress << "lab up in " << Fixed(Since(start)) << " s: " << options_.nodes
+           << " nodes idle, accounting answers\n"
+           << "point Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
+  return {};
+}
+
+void Lab::CleanUpFaultState(std::ostream& progress) const {
+  // RPC flood workers, by the PIDs recorded when they were started.
+  std::ifstream pids(Path("run/flood.ids"));
+  std::string line;
+  while (std::getline(pids, line)) {
+    if (auto id = ProcessId::Parse(line); id && IsAlive(*id)) {
+      SignalProcess(*id, SIGKILL, /*group=*/true);
+      StopProcess(*id, std::chrono::seconds(2));
+    }
+  }
+  fs::remove(Path("run/flood.ids"));
+  // nftables tables named after this lab.
+  std::string table_list = Path("run/nft.tables");
+  std::ifstream tables(table_list);
+  std::string nft = Program("nft");
+  while (std::getline(tables, line)) {
+    if (!line.empty() && !nft.empty()) {
+      RunTool({nft, "delete", "table", "inet", line}, kBaseEnv, std::chrono::seconds(5));
+    }
+  }
+  fs::remove(table_list);
+  // Immutable flags and mounts on StateSaveLocation.
+  if (fs::exists(Path("faults/statesave-readonly"))) {
+    std::string chattr = Program("chattr");
+    if (!chattr.empty()) {
+      RunTool({chattr, "-R", "-i", Path("state")}, kBaseEnv, std::chrono::seconds(10));
+    }
+  }
+  for (const std::string& m : MountsUnder(options_.dir)) {
+    if (::umount2(m.c_str(), MNT_DETACH) == 0) progress << "  unmounted " << m << "\n";
+  }
+}
+
+Status Lab::Down(std::ostream& progress) {
+  if (!exists()) {
+    progress << "no slurm-rca lab in " << options_.dir << ": nothing to stop\n";
+    return {};
+  }
+  auto start = Clock::now();
+  progress << "stopping the slurm-rca lab in " << options_.dir << "\n";
+  CleanUpFaultState(progress);
+  std::vector<std::string> failures;
+  // The slurmd in parallel (each takes seconds), then the rest in reverse start order.
+  std::vector<std::string> slurmds;
+  for (const std::string& n : NodeNames()) slurmds.push_back("slurmd-" + n);
+  std::vector<std::thread> threads;
+  std::vector<Status> results(slurmds.size());
+  for (size_t i = 0; i < slurmds.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = StopDaemon(slurmds[i]); });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : results) {
+    if (!s.ok()) failures.push_back(s.message());
+  }
+  progress << "  slurmd stopped +" << Fixed(Since(start)) << " s\n";
+  for (const char* name : {"slurmctld", "slurmdbd", "mariadbd", "munged"}) {
+    auto t = Clock::now();
+    if (Status s = StopDaemon(name); !s.ok()) {
+      failures.push_back(s.message());
+    } else {
+      progress << "  " << name << " stopped +" << Fixed(Since(t)) << " s\n";
+    }
+  }
+  ReapChildren();
+  if (!failures.empty()) {
+    std::string all;
+    for (const std::string& f : failures) all += "; " + f;
+    return Status::Error("some daemons did not stop" + all + " (the lab directory is kept)");
+  }
+  if (!MountsUnder(options_.dir).empty()) {
+    return Status::Error("a mount under " + options_.dir + " could not be removed");
+  }
+  std::error_code ec;
+  fs::remove_all(options_.dir, ec);
+  if (ec) return Status::Error("cannot remove " + options_.dir + ": " + ec.message());
+  progress << "lab down in " << Fixed(Since(start)) << " s; " << options_.dir << " removed\n";
+  return {};
+}
+
+std::vector<DaemonStatus> Lab::Inspect() const {
+  std::vector<DaemonStatus> out;
+  for (const std::string& name : DaemonNames()) {
+    DaemonStatus d;
+    d.name = name;
+    d.id = DaemonId(name);
+    if (d.id) {
+      auto state = ProcessState(*d.id);
+      d.alive = IsAlive(*d.id);
+      d.state = state.value_or('-');
+    }
+    if (!d.id) {
+      d.health = "not started";
+    } else if (!d.alive) {
+      d.health = "dead (pid " + std::to_string(d.id->pid) + " is gone)";
+    } else if (d.state == 'T') {
+      d.health = "stopped (SIGSTOP)";
+    } else {
+      Status s = Probe(name);
+      d.health = s.ok() ? "ok" : s.message();
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace slurm_rca::live

@@ -1,0 +1,122 @@
+// The lab: a real Slurm control plane on this machine, from Debian's packages, on loopback.
+//
+// munged, MariaDB, slurmdbd, slurmctld and N slurmd (several on one host with `slurmd -N`),
+// no systemd and no Docker, everything under one directory:
+//
+//   DIR/lab.conf        what `up` was asked for (nodes, ports, cluster name)
+//   DIR/etc/            slurm.conf, slurmdbd.conf, gres.conf, healthcheck.sh (from templates/)
+//   DIR/run/            sockets, daemons' pid files, and NAME.id: the PID and kernel start time
+//                       of each daemon we started, the only handle we ever signal
+//   DIR/log/            every daemon's log
+//   DIR/state/          StateSaveLocation      DIR/spool/NODE/   SlurmdSpoolDir
+//   DIR/mysql/          MariaDB's datadir      DIR/nodes/NODE/bin/ a node's trusted bin directory
+//
+//   Lab lab(LabOptions{.dir = "/tmp/slurm-rca-lab", .nodes = 4});
+//   if (Status s = lab.Up(std::cout); !s.ok()) std::cerr << s.message();
+//   ToolResult r = lab.Client({"sinfo", "-h"});
+//   lab.Down(std::cout);
+//
+// Up() is idempotent (a second call finds the daemons alive and returns); Down() on nothing
+// is fine; a port in use or a missing package is an error that says which.
+#ifndef SLURM_RCA_SCENARIOS_LIVE_LAB_H_
+#define SLURM_RCA_SCENARIOS_LIVE_LAB_H_
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "scenarios/live/process.h"
+
+namespace slurm_rca::live {
+
+// An error as a value: ok, or a message that says what failed and what to do.
+class Status {
+ public:
+  Status() = default;
+  static Status Error(std::string message) { return Status(std::move(message)); }
+  bool ok() const { return message_.empty(); }
+  const std::string& message() const { return message_; }
+
+ private:
+  explicit Status(std::string m) : message_(std::move(m)) {}
+  std::string message_;
+};
+
+struct LabOptions {
+  std::string dir = "/tmp/slurm-rca-lab";
+  int nodes = 4;
+  // Ports: MariaDB base+6, slurmctld base+17, slurmdbd base+19, slurmd of node i base+200+i.
+  int port_base = 16800;
+  std::string cluster = "rca";
+  // Where the *.in templates are; the default is the source tree's scenarios/live/templates.
+  std::string templates;
+  // Where the Debian packages put the daemons and clients.
+  std::vector<std::string> program_dirs = {"/usr/sbin", "/usr/bin"};
+  // How long Up() waits for each daemon to answer.
+  std::chrono::seconds start_timeout{60};
+};
+
+// One daemon of the lab, as Status() sees it.
+struct DaemonStatus {
+  std::string name;              // munged, mariadbd, slurmdbd, slurmctld, slurmd-node1, ...
+  std::optional<ProcessId> id;   // what we started; nullopt if never started or stopped
+  bool alive = false;
+  char state = '?';              // from /proc: R, S, T (stopped), ...
+  std::string health;            // "ok" or what the probe said
+};
+
+class Lab {
+ public:
+  // Reads DIR/lab.conf when a lab exists there; its settings win over options.
+  explicit Lab(LabOptions options);
+
+  Status Up(std::ostream& progress);
+  Status Down(std::ostream& progress);
+  std::vector<DaemonStatus> Inspect() const;
+
+  // Runs a Slurm client (by name, e.g. "sinfo") against this lab.
+  ToolResult Client(std::vector<std::string> argv,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
+  // The environment clients get: PATH, LANG and SLURM_CONF.
+  std::vector<std::string> ClientEnv() const;
+
+  // Daemon control, for the fault primitives.
+  std::vector<std::string> DaemonNames() const;  // in start order
+  std::optional<ProcessId> DaemonId(const std::string& name) const;
+  Status StartDaemon(const std::string& name, std::ostream& progress);
+  Status StopDaemon(const std::string& name);
+  // Waits until every node is idle (or in one of `states`) and accounting answers.
+  Status WaitReady(std::chrono::seconds timeout) const;
+
+  bool exists() const;  // DIR/lab.conf is there
+  const LabOptions& options() const { return options_; }
+  std::string Path(const std::string& rel) const { return options_.dir + "/" + rel; }
+  std::string SlurmConf() const { return Path("etc/slurm.conf"); }
+  int DbPort() const { return options_.port_base + 6; }
+  int CtldPort() const { return options_.port_base + 17; }
+  int DbdPort() const { return options_.port_base + 19; }
+  int SlurmdPort(int node) const { return options_.port_base + 200 + node; }
+  std::vector<std::string> NodeNames() const;
+  std::vector<std::string> GpuNodeNames() const;
+  std::string Program(const std::string& name) const;  // absolute path, or ""
+
+ private:
+  Status CheckPackages() const;
+  Status WriteConfig() const;
+  Status CheckPortFree(int port, const std::string& who) const;
+  Status Probe(const std::string& name) const;
+  Status Provision(std::ostream& progress) const;
+  std::vector<std::string> DaemonArgv(const std::string& name) const;
+  void CleanUpFaultState(std::ostream& progress) const;
+
+  LabOptions options_;
+};
+
+// Mount points at or below dir, deepest first (from /proc/self/mountinfo).
+std::vector<std::string> MountsUnder(const std::string& dir);
+
+}  // namespace slurm_rca::live
+
+#endif  // SLURM_RCA_SCENARIOS_LIVE_LAB_H_
