@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 all: build
 
 help:
-	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus"
+	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus, freeze a live lab's database"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
 	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
 	@echo "make bench   build and run the benchmarks under bench/"
@@ -47,6 +47,9 @@ demo: build
 	@echo
 	@echo "== The adversarial corpus through the guard (build/bin/slurm-guard corpus guard/testdata)"
 	@$(BUILD)/bin/slurm-guard corpus --clusters rca guard/testdata
+	@echo
+	@echo "== A real Slurm control plane, a frozen accounting database, and what the executor sees"
+	@scripts/demo_live.sh $(BUILD)/bin
 
 bench: build
 	$(BUILD)/bin/guard_bench

@@ -121,7 +121,10 @@ int main(int argc, char** argv) {
   Lab lab(options);
   if (*up) {
     slurm_rca::live::Status s = lab.Up(std::cout);
-    return s.ok() ? 0 : Fail(s.message());
+    if (s.ok()) return 0;
+    return Fail(s.message() + (lab.exists() ? "; `rca-bench cluster down --dir " + options.dir +
+                                                  "` stops what was started"
+                                            : ""));
   }
   if (*down) {
     slurm_rca::live::Status s = lab.Down(std::cout);
@@ -175,6 +178,12 @@ int main(int argc, char** argv) {
     if (active.empty()) std::cout << "no fault injected\n";
     for (const std::string& f : active) std::cout << f << "\n";
     return 0;
+  }
+  bool known = false;
+  for (const auto& f : slurm_rca::live::FaultCatalog()) known = known || f.name == fault_name;
+  if (!known) {
+    std::cerr << "rca-bench: unknown fault '" << fault_name << "' (see rca-bench fault list)\n";
+    return kUsage;
   }
   bool is_inject = inject->parsed();
   auto outcome = is_inject ? slurm_rca::live::InjectFault(lab, fault_name, target)

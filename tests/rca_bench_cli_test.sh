@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad input to rca-bench gives a one-line error and a non-zero exit, never a crash; commands
+# that need no running lab behave as documented. (The live lab itself: scenarios/live/live_test.)
+set -u
+bin=$1
+fails=0
+passes=0
+nolab=$(mktemp -d)/none
+
+check() {  # check CODE DESCRIPTION ONE_LINE(yes|no) -- ARGS...
+  local code=$1 what=$2 one=$3; shift 4
+  out=$("$bin" "$@" 2>/tmp/rca_cli_err.$$); rc=$?
+  err=$(cat /tmp/rca_cli_err.$$)
+  if [[ $rc -ne $code ]]; then
+    echo "FAIL $what: exit $rc, want $code (stdout: ${out:0:200}; stderr: ${err:0:200})"
+    fails=$((fails + 1)); return
+  fi
+  if [[ $one == yes && ( $(printf '%s' "$err" | grep -c '') -ne 1 || -n "$out" ) ]]; then
+    echo "FAIL $what: want exactly one stderr line and no stdout: $err / $out"
+    fails=$((fails + 1)); return
+  fi
+  passes=$((passes + 1))
+}
+contains() {
+  if [[ "$2" != *"$3"* ]]; then echo "FAIL $1: lacks '$3': ${2:0:300}"; fails=$((fails + 1));
+  else passes=$((passes + 1)); fi
+}
+
+check 2 "no subcommand" yes --
+check 2 "unknown subcommand" yes -- frobnicate
+check 2 "cluster without a subcommand" yes -- cluster
+check 2 "up with zero nodes" yes -- cluster up --nodes 0 --dir "$nolab"
+check 2 "up with a non-number" yes -- cluster up --nodes x --dir "$nolab"
+check 2 "up with a privileged port base" yes -- cluster up --port-base 80 --dir "$nolab"
+check 2 "fault without a subcommand" yes -- fault
+check 2 "inject without a name" yes -- fault inject
+check 2 "inject an unknown fault" yes -- fault inject frobnicate --dir "$nolab"
+contains "unknown fault names the list" "$err" "rca-bench fault list"
+check 2 "inject with a bad mode" yes -- fault inject gpu-fake --mode melt --dir "$nolab"
+check 2 "inject with a bad daemon" yes -- fault inject net-drop --daemon sshd --dir "$nolab"
+check 2 "flood with zero workers" yes -- fault inject rpc-flood --workers 0 --dir "$nolab"
+check 1 "inject without a lab" yes -- fault inject drain --dir "$nolab"
+contains "no lab says so" "$err" "cluster up"
+check 1 "up with a relative dir" yes -- cluster up --dir relative/lab
+check 1 "status without a lab" no -- cluster status --dir "$nolab"
+contains "status says there is no lab" "$out" "no slurm-rca lab"
+check 1 "env without a lab" yes -- cluster env --dir "$nolab"
+check 0 "down on nothing" no -- cluster down --dir "$nolab"
+contains "down on nothing says so" "$out" "nothing to stop"
+[[ ! -e "$nolab" ]] || { echo "FAIL down on nothing created $nolab"; fails=$((fails + 1)); }
+check 0 "fault list" no -- fault list
+for f in db-freeze dbd-stop munge-stop slurmd-kill slurmd-pause statesave-readonly rpc-flood \
+         net-drop drain gpu-fake; do
+  contains "fault list names $f" "$out" "$f"
+done
+check 0 "help" no -- --help
+rm -rf "$(dirname "$nolab")" /tmp/rca_cli_err.$$
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
