@@ -18,7 +18,7 @@ run() {
 echo
 run sinfo -N -o "%N %P %T %G"
 echo "\$ sbatch --wrap true   (not through the guard: sbatch is not a read)"
-SLURM_CONF=$conf sbatch --wrap true | sed 's/^/  /'
+SLURM_CONF=$conf sbatch --chdir="$dir" -o /dev/null --wrap true | sed 's/^/  /'
 sleep 3
 echo
 "$bin/rca-bench" fault inject db-freeze --dir "$dir"

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #ifndef SLURM_RCA_LIVE_TEMPLATES
@@ -107,6 +108,55 @@ std::vector<pid_t> SessionMembers(pid_t sid) {
   return pids;
 }
 
+// This process and its ancestors (the shell that ran `rca-bench cluster down` may export the
+// lab's SLURM_CONF itself).
+std::vector<pid_t> SelfAndAncestors() {
+  std::vector<pid_t> chain;
+  for (pid_t p = ::getpid(); p > 1;) {
+    chain.push_back(p);
+    std::string stat = ReadFile("/proc/" + std::to_string(p) + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) break;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    p = parent;
+  }
+  return chain;
+}
+
+// The lab's job processes: slurmstepd and what it runs. They detach from the daemons' sessions,
+// so they are found by what they carry: this lab's SLURM_CONF in their environment, and either a
+// job id (job processes, srun) or the slurmstepd binary as their executable.
+std::vector<pid_t> JobProcesses(const std::string& slurm_conf, const std::string& slurmstepd) {
+  std::vector<pid_t> exclude = SelfAndAncestors();
+  std::string want = "SLURM_CONF=" + slurm_conf;
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    pid_t pid = std::stoi(name);
+    if (std::find(exclude.begin(), exclude.end(), pid) != exclude.end()) continue;
+    std::string env = ReadFile("/proc/" + name + "/environ");
+    bool ours = false, job = false;
+    for (size_t at = 0; at < env.size();) {
+      size_t end = env.find('\0', at);
+      std::string_view var(env.data() + at, (end == std::string::npos ? env.size() : end) - at);
+      ours = ours || var == want;
+      job = job || var.substr(0, 13) == "SLURM_JOB_ID=";
+      at = end == std::string::npos ? env.size() : end + 1;
+    }
+    if (!ours) continue;
+    std::error_code link_ec;
+    bool stepd = !slurmstepd.empty() &&
+                 fs::read_symlink(entry.path() / "exe", link_ec).string() == slurmstepd;
+    if (job || stepd) pids.push_back(pid);
+  }
+  return pids;
+}
+
 const std::vector<std::string> kBaseEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C",
                                            "LC_ALL=C", "TZ=UTC"};
 
@@ -171,7 +221,9 @@ ToolResult Lab::Client(std::vector<std::string> argv, std::chrono::milliseconds 
     return r;
   }
   argv[0] = path;
-  return RunTool(argv, ClientEnv(), timeout);
+  // Batch jobs write slurm-N.out into the submitter's directory: keep those inside the lab.
+  std::string work = Path("work");
+  return RunTool(argv, ClientEnv(), timeout, "", fs::is_directory(work) ? work : "");
 }
 
 std::vector<std::string> Lab::DaemonNames() const {
@@ -227,7 +279,8 @@ Status Lab::CheckPortFree(int port, const std::string& who) const {
 
 Status Lab::WriteConfig() const {
   std::error_code ec;
-  for (const char* d : {"etc", "run", "log", "state", "spool", "munge", "mysql/tmp", "nodes"}) {
+  for (const char* d : {"etc", "run", "log", "state", "spool", "munge", "mysql/tmp", "nodes",
+                        "work"}) {
     fs::create_directories(Path(d), ec);
     if (ec) return Status::Error("cannot create " + Path(d) + ": " + ec.message());
   }
@@ -554,6 +607,19 @@ Status Lab::Down(std::ostream& progress) {
   auto start = Clock::now();
   progress << "stopping the slurm-rca lab in " << options_.dir << "\n";
   CleanUpFaultState(progress);
+  // Cancel the jobs while the controller can still end them cleanly.
+  ToolResult jobs = Client({"squeue", "-h", "-o", "%A"}, std::chrono::seconds(10));
+  if (jobs.ok() && !jobs.out.empty()) {
+    std::vector<std::string> cancel = {"scancel"};
+    std::istringstream ids(jobs.out);
+    for (std::string id; ids >> id;) cancel.push_back(id);
+    Client(cancel, std::chrono::seconds(10));
+    WaitFor(std::chrono::seconds(10), [&] {
+      ToolResult q = Client({"squeue", "-h", "-o", "%A"}, std::chrono::seconds(5));
+      return q.ok() && q.out.empty() ? Status() : Status::Error("jobs still queued");
+    });
+    progress << "  cancelled " << cancel.size() - 1 << " jobs\n";
+  }
   std::vector<std::string> failures;
   // The slurmd in parallel (each takes seconds), then the rest in reverse start order.
   std::vector<std::string> slurmds;
@@ -574,6 +640,15 @@ Status Lab::Down(std::ostream& progress) {
       failures.push_back(s.message());
     } else {
       progress << "  " << name << " stopped +" << Fixed(Since(t)) << " s\n";
+    }
+  }
+  // Job processes that outlived their slurmd (a job the controller could not cancel).
+  std::string stepd_path = Program("slurmstepd");
+  std::error_code canon_ec;
+  if (!stepd_path.empty()) stepd_path = fs::canonical(stepd_path, canon_ec).string();
+  for (pid_t pid : JobProcesses(SlurmConf(), stepd_path)) {
+    if (auto id = IdentifyProcess(pid); id && StopProcess(*id, std::chrono::seconds(5))) {
+      progress << "  stopped job process " << pid << "\n";
     }
   }
   ReapChildren();

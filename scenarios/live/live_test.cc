@@ -26,6 +26,20 @@ using std::chrono::seconds;
 
 constexpr int kPortBase = 26800;  // away from the default lab's ports (16800)
 
+// Prints the live tests' total time; the issue bounds it at 10 minutes.
+class LiveTimer : public ::testing::Environment {
+ public:
+  void SetUp() override { start_ = std::chrono::steady_clock::now(); }
+  void TearDown() override {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::cout << "[live] live tests took " << s << " s in total (bound: 600 s)\n";
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+const auto* const kLiveTimer = ::testing::AddGlobalTestEnvironment(new LiveTimer);
+
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Polls pred every 250 ms until it holds or timeout passes; returns whether it held.

@@ -161,7 +161,8 @@ std::string ToolResult::Summary() const {
 }
 
 ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                   std::chrono::milliseconds timeout, const std::string& input) {
+                   std::chrono::milliseconds timeout, const std::string& input,
+                   const std::string& cwd) {
   ToolResult r;
   auto start = Clock::now();
   int out_pipe[2], err_pipe[2], in_pipe[2];
@@ -177,6 +178,7 @@ ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);

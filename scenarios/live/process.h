@@ -77,8 +77,10 @@ struct ToolResult {
 // Runs argv (argv[0] absolute) to completion with the environment env and stdin /dev/null (or
 // the given input); kills its process group at the timeout. Output is capped at 16 MiB per
 // stream.
+// cwd: the tool's working directory (empty: ours). Batch jobs write their output there.
 ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                   std::chrono::milliseconds timeout, const std::string& input = "");
+                   std::chrono::milliseconds timeout, const std::string& input = "",
+                   const std::string& cwd = "");
 
 // The first of dirs holding an executable `name`, or "".
 std::string FindProgram(const std::string& name, const std::vector<std::string>& dirs);
