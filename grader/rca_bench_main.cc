@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "scenarios/live/capture.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 
@@ -63,6 +64,13 @@ int main(int argc, char** argv) {
   status->add_flag("--json", json, "As JSON");
   CLI::App* env = cluster->add_subcommand("env", "Print how to point Slurm commands at the lab");
   add_dir(env);
+  slurm_rca::live::CaptureOptions capture_options;
+  CLI::App* capture = cluster->add_subcommand(
+      "capture",
+      "Bring up a private lab (port base 36800) in a known state, record what Slurm prints for "
+      "every read the guard corpus allows, tear it down");
+  capture->add_option("--out", capture_options.out_dir,
+                      "Fixture directory (default: the source tree's fixtures/slurm-22.05)");
 
   CLI::App* fault = app.add_subcommand("fault", "Inject and heal faults in the live lab");
   fault->require_subcommand(1);
@@ -116,6 +124,11 @@ int main(int argc, char** argv) {
                 << f.heal << "\n";
     }
     return 0;
+  }
+
+  if (*capture) {
+    slurm_rca::live::Status s = slurm_rca::live::CaptureReads(capture_options, std::cout);
+    return s.ok() ? 0 : Fail(s.message());
   }
 
   Lab lab(options);
