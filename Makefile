@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build fuzz test demo bench clean help
+.PHONY: all deps configure build fuzz test demo bench bench-live capture clean help
 
 all: build
 
@@ -14,7 +14,9 @@ help:
 	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus, freeze a live lab's database"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
 	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
-	@echo "make bench   build and run the benchmarks under bench/"
+	@echo "make bench   build and run the guard benchmark (bench/guard_bench)"
+	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
+	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
 
 deps:
@@ -53,6 +55,12 @@ demo: build
 
 bench: build
 	$(BUILD)/bin/guard_bench
+
+bench-live: build
+	$(BUILD)/bin/cluster_bench
+
+capture: build
+	$(BUILD)/bin/rca-bench cluster capture
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "guard/check.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 
@@ -358,6 +359,54 @@ TEST_F(LiveLab, GpuTestDoubleMakesTheHealthCheckDrainTheNode) {
     EXPECT_FALSE(fs::exists(lab_->Path("nodes/node1/bin/nvidia-smi")));
     EXPECT_EQ(NodeState("node1"), "idle");
   }
+}
+
+// The guard refuses abbreviations, case variants and clusters because Slurm expands them. This
+// measures that on the installed Slurm: each argv below is refused by the guard, and the same
+// argv, run directly, really does what the refusal says.
+TEST_F(LiveLab, SlurmReallyExpandsWhatTheGuardRefuses) {
+  guard::Guard guard(guard::GuardOptions{.clusters = {"rca"}});
+  auto refused = [&](std::vector<std::string> argv, guard::Rule rule) {
+    guard::Verdict v = guard.Check(argv);
+    EXPECT_FALSE(v.ok()) << argv[0] << " " << argv[1];
+    if (!v.ok()) {
+      EXPECT_EQ(v.denial().rule, rule) << v.denial().ToString();
+    }
+    return Run(argv);
+  };
+  // scontrol upd = update
+  ToolResult upd = refused({"scontrol", "upd", "nodename=node2", "state=drain", "reason=abbrev"},
+                           guard::Rule::kAbbreviatedWord);
+  EXPECT_TRUE(upd.ok()) << upd.Summary();
+  EXPECT_EQ(NodeReason("node2"), "abbrev");
+  // scontrol UPDATE = update
+  ToolResult upper = refused({"scontrol", "UPDATE", "nodename=node2", "state=resume"},
+                             guard::Rule::kCaseVariant);
+  EXPECT_TRUE(upper.ok()) << upper.Summary();
+  EXPECT_TRUE(WaitUntil(seconds(20), [] { return NodeState("node2") == "idle"; }));
+  // sdiag --res = --reset, and -ar = --all --reset
+  for (auto [argv, rule] : std::vector<std::pair<std::vector<std::string>, guard::Rule>>{
+           {{"sdiag", "--res"}, guard::Rule::kAbbreviatedOption},
+           {{"sdiag", "-ar"}, guard::Rule::kClusteredShort}}) {
+    ToolResult reset = refused(argv, rule);
+    EXPECT_TRUE(Contains(reset.out, "Reset scheduling statistics")) << reset.Summary();
+  }
+  // squeue --form = --format
+  ToolResult form = refused({"squeue", "--form=%i"}, guard::Rule::kAbbreviatedOption);
+  EXPECT_EQ(form.out, "JOBID\n");
+  // sacctmgr m = modify
+  ToolResult modify = refused({"sacctmgr", "-i", "m", "user", "nobody", "set", "maxjobs=3"},
+                              guard::Rule::kMutatingOption);
+  EXPECT_TRUE(modify.ok()) << modify.Summary();
+  ToolResult limit = Run({"sacctmgr", "-n", "-P", "show", "associations", "where", "user=nobody",
+                          "format=maxjobs"});
+  EXPECT_EQ(limit.out, "3\n");
+  ASSERT_TRUE(Run({"sacctmgr", "-i", "modify", "user", "nobody", "set", "maxjobs=-1"}).ok());
+  // scontrol se = setdebug
+  ToolResult se = refused({"scontrol", "se", "7"}, guard::Rule::kAbbreviatedWord);
+  EXPECT_TRUE(se.ok()) << se.Summary();
+  EXPECT_TRUE(Contains(Run({"scontrol", "show", "config"}).out, "SlurmctldDebug          = debug3"));
+  ASSERT_TRUE(Run({"scontrol", "setdebug", "info"}).ok());
 }
 
 TEST(LiveCycles, ThreeUpDownCyclesLeaveNothingBehind) {
