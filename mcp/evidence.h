@@ -1,0 +1,56 @@
+// Evidence: what one read of the cluster produced, and the back-ends that produce it.
+//
+// Every answer says where it came from (live or replay), when the evidence was taken, and
+// whether it is evidence at all: a read that failed, timed out or was refused is "no evidence"
+// with its cause, never an empty result. Back-ends: LiveBackend (mcp/live_backend.h) runs argv
+// approved by the guard; ReplayBackend (mcp/replay_backend.h) serves an evidence bundle.
+#ifndef SLURM_RCA_MCP_EVIDENCE_H_
+#define SLURM_RCA_MCP_EVIDENCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace slurm_rca::mcp {
+
+struct Evidence {
+  enum class Outcome {
+    kOk,          // the command exited 0: stdout is evidence
+    kFailed,      // it exited non-zero or was killed: no evidence (stderr says why)
+    kTimedOut,    // it did not finish in time: no evidence, and a hang is itself a symptom
+    kRefused,     // the guard, the rate budget or the concurrency bound refused it
+    kUnavailable, // not installed, not in the bundle, or the back-end cannot serve it
+  };
+  Outcome outcome = Outcome::kUnavailable;
+  std::string source;        // "live" or "replay"
+  std::string evidence_time; // ISO 8601 UTC of when the read was taken (replay: recorded time)
+  std::vector<std::string> argv;
+  int exit_code = -1;
+  std::string out;           // stdout, possibly capped
+  std::string err;           // stderr, possibly capped
+  bool out_truncated = false;
+  double seconds = 0;        // how long the read took
+  bool cached = false;       // served from the TTL cache
+  double cache_age_seconds = 0;
+  std::string cause;         // for every outcome but kOk: one sentence a model can act on
+
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+const char* OutcomeName(Evidence::Outcome o);  // "ok", "failed", "timed_out", "refused", ...
+
+// Where reads come from. Thread-safe: several tool calls read at once.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string Label() const = 0;  // "live" or "replay"
+  // Runs (or replays) one Slurm or nvidia-smi argv.
+  virtual Evidence Read(const std::vector<std::string>& argv) = 0;
+  // The last `lines` lines of a configured daemon log (slurmctld, slurmdbd, slurmd), before
+  // filtering. argv of the evidence is {"log", daemon}.
+  virtual Evidence ReadLog(const std::string& daemon, int lines) = 0;
+};
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_EVIDENCE_H_

@@ -1,0 +1,302 @@
+// slurm-mcp: the read-only MCP server for Slurm (stdio or Streamable HTTP), and one-shot verbs
+// for people. All logic is in the mcp library.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "guard/policy.h"
+#include "mcp/audit_log.h"
+#include "mcp/http_transport.h"
+#include "mcp/live_backend.h"
+#include "mcp/replay_backend.h"
+#include "mcp/stdio_transport.h"
+#include "mcp/tools.h"
+
+namespace {
+
+using namespace slurm_rca::mcp;
+
+constexpr int kUsage = 2;
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, sep);) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int Usage(const std::string& message) {
+  std::cerr << "slurm-mcp: " << message << " (see slurm-mcp --help)\n";
+  return kUsage;
+}
+
+// Options that choose and tune the back-end, shared by serve and the one-shot verbs.
+struct BackendFlags {
+  std::string replay;
+  double offset = -1;
+  std::string slurm_conf;
+  std::string clusters;
+  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
+  double timeout = 20;
+  double cache_ttl = 10;
+  int max_concurrent = 2;
+  int max_per_minute = 60;
+  std::vector<std::string> log_files;
+  std::string audit_log;
+  size_t max_rows = 200;
+
+  void Add(CLI::App* app) {
+    app->add_option("--replay", replay, "Serve a recorded evidence bundle instead of the cluster");
+    app->add_option("--offset", offset, "Replay: the snapshot at or before this many seconds");
+    app->add_option("--slurm-conf", slurm_conf, "Live: SLURM_CONF given to Slurm commands");
+    app->add_option("--clusters", clusters, "Live: cluster names -M may name, comma-separated");
+    app->add_option("--trusted-dirs", trusted_dirs, "Live: where Slurm binaries are (colon-separated)")
+        ->capture_default_str();
+    app->add_option("--timeout", timeout, "Live: seconds before a read is killed")
+        ->check(CLI::Range(0.1, 600.0))
+        ->capture_default_str();
+    app->add_option("--cache-ttl", cache_ttl, "Live: seconds a read is reused (0: no cache)")
+        ->check(CLI::Range(0.0, 3600.0))
+        ->capture_default_str();
+    app->add_option("--max-concurrent", max_concurrent, "Live: Slurm commands at once")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    app->add_option("--max-per-minute", max_per_minute, "Live: commands started per minute (0: no budget)")
+        ->check(CLI::Range(0, 100000))
+        ->capture_default_str();
+    app->add_option("--log-file", log_files, "Live: DAEMON=PATH of a Slurm log for the logs topic");
+    app->add_option("--audit-log", audit_log, "Append one JSON line per tool call to this file ('-': stderr)");
+    app->add_option("--max-rows", max_rows, "Rows per answer at most")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+  }
+
+  // Builds the back-end; on error returns nullptr and sets *error.
+  std::unique_ptr<Backend> Make(std::string* error) const {
+    if (!replay.empty()) {
+      std::unique_ptr<ReplayBackend> b = ReplayBackend::Open(replay, error);
+      if (b && offset >= 0) b->SetOffset(offset);
+      return b;
+    }
+    LiveOptions o;
+    o.executor.trusted_dirs = Split(trusted_dirs, ':');
+    for (const std::string& d : o.executor.trusted_dirs) {
+      if (d.front() != '/') {
+        *error = "--trusted-dirs entry '" + d + "' is not absolute";
+        return nullptr;
+      }
+    }
+    o.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
+    if (!slurm_conf.empty()) o.executor.slurm_conf = slurm_conf;
+    o.clusters = Split(clusters, ',');
+    o.cache_ttl_seconds = cache_ttl;
+    o.max_concurrent = max_concurrent;
+    o.max_per_minute = max_per_minute;
+    for (const std::string& lf : log_files) {
+      size_t eq = lf.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == lf.size()) {
+        *error = "--log-file takes DAEMON=PATH, got '" + lf + "'";
+        return nullptr;
+      }
+      o.log_files[lf.substr(0, eq)] = lf.substr(eq + 1);
+    }
+    return std::make_unique<LiveBackend>(std::move(o));
+  }
+};
+
+// A ToolContext for the one-shot verbs: no progress, logs to stderr.
+class CliContext : public ToolContext {
+ public:
+  void Progress(double, std::optional<double>, const std::string&) override {}
+  void Log(const std::string& level, const Json& data) override {
+    std::cerr << "slurm-mcp: [" << level << "] " << data.dump() << "\n";
+  }
+  bool Cancelled() const override { return false; }
+};
+
+int RunTool(const std::vector<Tool>& tools, const std::string& name, const Json& args, bool json) {
+  for (const Tool& t : tools) {
+    if (t.name != name) continue;
+    CliContext context;
+    ToolResult r = t.run(args, context);
+    if (json) {
+      Json out = {{"content", r.content}, {"isError", r.is_error}};
+      if (r.structured) out["structuredContent"] = *r.structured;
+      std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    } else {
+      std::cout << ResultText(r);
+    }
+    return r.is_error ? 1 : 0;
+  }
+  return Usage("no tool " + name);
+}
+
+HttpTransport* g_http = nullptr;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "slurm-mcp: a read-only MCP server for Slurm. Tools: slurm_overview, slurm_query, "
+      "slurm_describe.\nEvery Slurm command it runs is checked by the guard's allowlist first "
+      "(slurm-guard policy)."};
+  app.require_subcommand(1);
+  BackendFlags flags;
+  bool json = false;
+
+  CLI::App* serve = app.add_subcommand("serve", "Serve MCP over stdio or Streamable HTTP");
+  bool stdio = false;
+  std::string http;
+  std::string token_file;
+  bool no_sessions = false;
+  size_t max_body = 1 << 20;
+  bool fixtures = false;
+  auto* stdio_flag = serve->add_flag("--stdio", stdio, "Newline-delimited JSON-RPC on stdin/stdout");
+  auto* http_opt = serve->add_option("--http", http, "HOST:PORT to listen on (loopback by default)");
+  stdio_flag->excludes(http_opt);
+  serve->add_option("--token-file", token_file, "HTTP: require 'Authorization: Bearer <file contents>'");
+  serve->add_flag("--no-sessions", no_sessions, "HTTP: issue no Mcp-Session-Id");
+  serve->add_option("--max-body", max_body, "HTTP: request body limit in bytes")
+      ->check(CLI::Range(size_t{1024}, size_t{64} << 20))
+      ->capture_default_str();
+  serve->add_flag("--conformance-fixtures", fixtures,
+                  "Also register the conformance suite's test tools (never in production)");
+  flags.Add(serve);
+
+  CLI::App* tools_cmd = app.add_subcommand("tools", "List the tools and the size of tools/list");
+  tools_cmd->add_flag("--json", json, "The tools/list result as JSON");
+  tools_cmd->add_flag("--conformance-fixtures", fixtures, "Include the conformance fixture tools");
+
+  CLI::App* overview = app.add_subcommand("overview", "Nodes, queue and diagnostics, once");
+  overview->add_flag("--json", json, "The tool result as JSON");
+  flags.Add(overview);
+
+  std::string topic;
+  std::vector<std::string> filters;
+  CLI::App* query = app.add_subcommand("query", "One topic, once");
+  query->add_option("topic", topic, "Topic (slurm-mcp describe TOPIC)")->required();
+  query->add_option("--filter", filters, "NAME=VALUE, repeatable");
+  query->add_flag("--json", json, "The tool result as JSON");
+  flags.Add(query);
+
+  CLI::App* describe = app.add_subcommand("describe", "A topic's filters, columns and notes");
+  describe->add_option("topic", topic, "Topic")->required();
+  describe->add_flag("--json", json, "The tool result as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Usage(e.what());
+  }
+
+  // The allowlist checks its own examples before anything runs.
+  slurm_rca::guard::Guard self_test_guard(slurm_rca::guard::GuardOptions{.clusters = {"rca"}});
+  if (auto failures = slurm_rca::guard::SelfTest(self_test_guard); !failures.empty()) {
+    std::cerr << "slurm-mcp: the allowlist failed its self-test: " << failures.front() << "\n";
+    return 70;
+  }
+
+  SurfaceOptions surface;
+  surface.conformance_fixtures = fixtures;
+  surface.caps.max_rows = flags.max_rows;
+
+  if (*tools_cmd || *describe) {
+    std::vector<Tool> tools = BuildTools(surface);  // no back-end needed
+    if (*describe) return RunTool(tools, kDescribeTool, {{"topic", topic}}, json);
+    Json list = Json::array();
+    for (const Tool& t : tools) list.push_back(t.Describe());
+    Json result = {{"tools", list}};
+    if (json) {
+      std::cout << result.dump() << "\n";
+      return 0;
+    }
+    for (const Tool& t : tools) std::cout << t.name << " - " << t.title << "\n";
+    std::cout << "tools/list result: " << tools.size() << " tools, " << result.dump().size()
+              << " bytes of JSON\n";
+    return 0;
+  }
+
+  std::string error;
+  std::unique_ptr<Backend> backend = flags.Make(&error);
+  if (!backend) return Usage(error);
+  surface.backend = backend.get();
+  std::unique_ptr<AuditLog> audit;
+  if (!flags.audit_log.empty()) {
+    audit = flags.audit_log == "-" ? AuditLog::Stderr() : AuditLog::Open(flags.audit_log, &error);
+    if (!audit) return Usage(error);
+    surface.audit = [log = audit.get()](const Json& entry) { log->Record(entry); };
+  }
+  std::vector<Tool> tools = BuildTools(surface);
+
+  if (*overview) return RunTool(tools, kOverviewTool, Json::object(), json);
+  if (*query) {
+    Json f = Json::object();
+    for (const std::string& kv : filters) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return Usage("--filter takes NAME=VALUE, got '" + kv + "'");
+      f[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    Json args = {{"topic", topic}};
+    if (!f.empty()) args["filters"] = f;
+    return RunTool(tools, kQueryTool, args, json);
+  }
+
+  // serve
+  if (!stdio && http.empty()) return Usage("serve needs --stdio or --http HOST:PORT");
+  ServerOptions server_options;
+  server_options.instructions =
+      "Read-only view of a Slurm cluster (" + backend->Label() +
+      "). Start with slurm_overview; use slurm_describe to learn a topic before slurm_query. "
+      "A result marked NO EVIDENCE means the read failed or timed out: that is a symptom, not an "
+      "empty cluster.";
+  server_options.tools = std::move(tools);
+  Server server(std::move(server_options));
+  if (stdio) {
+    std::signal(SIGPIPE, SIG_IGN);
+    return RunStdio(server, 0, 1);
+  }
+  HttpOptions h;
+  size_t colon = http.rfind(':');
+  if (colon == std::string::npos) return Usage("--http takes HOST:PORT, got '" + http + "'");
+  h.host = http.substr(0, colon);
+  if (h.host.size() > 2 && h.host.front() == '[' && h.host.back() == ']') {
+    h.host = h.host.substr(1, h.host.size() - 2);
+  }
+  try {
+    h.port = std::stoi(http.substr(colon + 1));
+  } catch (...) {
+    return Usage("--http port must be a number, got '" + http.substr(colon + 1) + "'");
+  }
+  if (h.port < 0 || h.port > 65535) return Usage("--http port must be 0..65535");
+  h.sessions = !no_sessions;
+  h.max_body_bytes = max_body;
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in) return Usage("cannot read --token-file " + token_file);
+    std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    if (token.size() < 16) return Usage("the token in " + token_file + " is shorter than 16 bytes");
+    h.token = token;
+  }
+  HttpTransport transport(server, h);
+  g_http = &transport;
+  std::signal(SIGPIPE, SIG_IGN);
+  HttpStartResult r = transport.Serve([&](int port) {
+    std::cerr << "slurm-mcp: serving MCP on http://" << (h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host)
+              << ":" << port << "/mcp (" << backend->Label() << ")\n";
+  });
+  if (!r.ok()) {
+    std::cerr << "slurm-mcp: " << r.error << "\n";
+    return 1;
+  }
+  return 0;
+}

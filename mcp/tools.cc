@@ -1,0 +1,378 @@
+#include "mcp/tools.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+namespace slurm_rca::mcp {
+namespace {
+
+Json ReadOnlyAnnotations(const std::string& title) {
+  return {{"title", title},
+          {"readOnlyHint", true},
+          {"destructiveHint", false},
+          {"idempotentHint", true},
+          {"openWorldHint", false}};
+}
+
+std::string NowIso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Json TextBlock(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
+
+ToolResult InputError(const std::string& message) {
+  ToolResult r;
+  r.is_error = true;
+  r.content.push_back(TextBlock(message));
+  return r;
+}
+
+std::string JoinArgv(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::string TopicNames() {
+  std::string s;
+  for (const Topic& t : Topics()) s += (s.empty() ? "" : ", ") + t.name;
+  return s;
+}
+
+// Checks that arguments is an object with only the allowed keys.
+std::string CheckKeys(const Json& arguments, const std::string& tool,
+                      const std::vector<std::string>& allowed) {
+  if (!arguments.is_object()) return tool + " takes an object of arguments";
+  for (const auto& [key, value] : arguments.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return "unknown argument '" + key + "'; " + tool + " takes " +
+             (list.empty() ? std::string("none") : list);
+    }
+  }
+  return "";
+}
+
+// One read of one topic: the evidence and, when there is evidence, the parsed rows.
+struct TopicRead {
+  Evidence evidence;
+  Parsed parsed;
+};
+
+TopicRead ReadTopic(Backend& backend, const Topic& topic, const std::vector<std::string>& argv,
+                    const Filters& filters, const Caps& caps) {
+  TopicRead r;
+  r.evidence = topic.source == Source::kDaemonLog ? backend.ReadLog(argv.at(1), kLogTailLines)
+                                                  : backend.Read(argv);
+  if (r.evidence.ok()) r.parsed = Parse(topic, r.evidence.out, caps, filters);
+  return r;
+}
+
+// The structured answer of one topic read with evidence.
+Json EvidenceJson(const Topic& topic, const TopicRead& read) {
+  const Evidence& e = read.evidence;
+  Json j = {{"topic", topic.name},
+            {"source", e.source},
+            {"outcome", OutcomeName(e.outcome)},
+            {"evidence_time", e.evidence_time},
+            {"argv", e.argv},
+            {"seconds", e.seconds},
+            {"cached", e.cached}};
+  if (e.cached) j["cache_age_seconds"] = e.cache_age_seconds;
+  if (!e.ok()) {
+    j["cause"] = e.cause;
+    return j;
+  }
+  j["rows"] = read.parsed.rows;
+  j["total_rows"] = read.parsed.total_rows;
+  j["truncated"] = read.parsed.truncated;
+  if (!read.parsed.hint.empty()) j["hint"] = read.parsed.hint;
+  if (!read.parsed.text.empty()) j["text"] = read.parsed.text;
+  if (!read.parsed.parse_error.empty()) j["parse_error"] = read.parsed.parse_error;
+  return j;
+}
+
+std::string NoEvidence(const Evidence& e) {
+  return "NO EVIDENCE (" + std::string(OutcomeName(e.outcome)) + ", " + e.source + ", " +
+         e.evidence_time + "): " + e.cause + "\nargv: " + JoinArgv(e.argv) +
+         "\nThis is not an empty result: the read did not produce evidence.";
+}
+
+void Audit(const SurfaceOptions& o, const std::string& tool, const std::string& topic,
+           const Evidence& e) {
+  if (!o.audit) return;
+  o.audit({{"time", NowIso()},
+           {"tool", tool},
+           {"topic", topic},
+           {"argv", e.argv},
+           {"exit", e.exit_code},
+           {"duration_ms", static_cast<long>(e.seconds * 1000)},
+           {"cached", e.cached},
+           {"bytes", e.out.size()},
+           {"outcome", OutcomeName(e.outcome)}});
+}
+
+Json TopicEnum() {
+  Json names = Json::array();
+  for (const Topic& t : Topics()) names.push_back(t.name);
+  return names;
+}
+
+Json QueryOutputSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"topic", {{"type", "string"}}},
+            {"source", {{"type", "string"}, {"enum", {"live", "replay"}}}},
+            {"outcome", {{"type", "string"}, {"const", "ok"}}},
+            {"evidence_time", {{"type", "string"}}},
+            {"argv", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+            {"seconds", {{"type", "number"}}},
+            {"cached", {{"type", "boolean"}}},
+            {"cache_age_seconds", {{"type", "number"}}},
+            {"rows", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+            {"total_rows", {{"type", "integer"}}},
+            {"truncated", {{"type", "boolean"}}},
+            {"hint", {{"type", "string"}}},
+            {"text", {{"type", "string"}}},
+            {"parse_error", {{"type", "string"}}}}},
+          {"required", {"topic", "source", "outcome", "evidence_time", "argv", "rows", "total_rows",
+                        "truncated"}},
+          {"additionalProperties", false}};
+}
+
+Json OverviewOutputSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"source", {{"type", "string"}}},
+            {"sections",
+             {{"type", "array"},
+              {"items",
+               {{"type", "object"},
+                {"properties",
+                 {{"topic", {{"type", "string"}}},
+                  {"outcome", {{"type", "string"}}},
+                  {"evidence_time", {{"type", "string"}}},
+                  {"rows", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
+                {"required", {"topic", "outcome", "evidence_time"}}}}}}}},
+          {"required", {"source", "sections"}}};
+}
+
+Json DescribeOutputSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"name", {{"type", "string"}}},
+            {"summary", {{"type", "string"}}},
+            {"detail", {{"type", "string"}}},
+            {"filters", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+            {"columns", {{"type", "array"}}}}},
+          {"required", {"name", "summary", "detail", "filters", "columns"}}};
+}
+
+ToolResult Query(const SurfaceOptions& o, const Json& args) {
+  if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
+    return InputError(e);
+  }
+  if (!args.contains("topic") || !args["topic"].is_string()) {
+    return InputError("slurm_query needs a topic, one of: " + TopicNames());
+  }
+  const Topic* topic = FindTopic(args["topic"].get<std::string>());
+  if (topic == nullptr) {
+    return InputError("unknown topic '" + args["topic"].get<std::string>() +
+                      "'; topics: " + TopicNames());
+  }
+  Filters filters;
+  if (args.contains("filters")) {
+    if (!args["filters"].is_object()) return InputError("filters must be an object of strings");
+    for (const auto& [k, v] : args["filters"].items()) {
+      if (!v.is_string()) return InputError("filter '" + k + "' must be a string");
+      filters[k] = v.get<std::string>();
+    }
+  }
+  Caps caps = o.caps;
+  if (args.contains("max_rows")) {
+    if (!args["max_rows"].is_number_integer() || args["max_rows"].get<long>() < 1 ||
+        args["max_rows"].get<long>() > 1000) {
+      return InputError("max_rows must be an integer from 1 to 1000");
+    }
+    caps.max_rows = std::min<size_t>(caps.max_rows, args["max_rows"].get<size_t>());
+  }
+  BuiltArgv built = BuildArgv(*topic, filters);
+  if (!built.error.empty()) return InputError(built.error);
+  TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
+  Audit(o, kQueryTool, topic->name, read.evidence);
+  if (!read.evidence.ok()) {
+    ToolResult r;
+    r.is_error = true;
+    r.content.push_back(TextBlock(NoEvidence(read.evidence)));
+    return r;
+  }
+  ToolResult r;
+  Json structured = EvidenceJson(*topic, read);
+  std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
+                       (read.evidence.cached ? ", cached" : "") + "] " + topic->name + ": " +
+                       std::to_string(read.parsed.total_rows) + " rows";
+  std::string note = TruncationNote(read.parsed);
+  r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
+                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  return r;
+}
+
+ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context) {
+  if (std::string e = CheckKeys(args, kOverviewTool, {}); !e.empty()) return InputError(e);
+  Json sections = Json::array();
+  std::string text;
+  int step = 0;
+  // One after the other, never at once: the overview must not burst the controller.
+  for (const char* name : {"nodes", "queue", "diagnostics"}) {
+    if (context.Cancelled()) break;
+    const Topic* topic = FindTopic(name);
+    BuiltArgv built = BuildArgv(*topic, {});
+    TopicRead read = ReadTopic(*o.backend, *topic, built.argv, {}, o.caps);
+    Audit(o, kOverviewTool, name, read.evidence);
+    Json section = EvidenceJson(*topic, read);
+    context.Progress(++step, 3, std::string("read ") + name);
+    text += "### " + std::string(name) + " - " + topic->summary + "\n";
+    text += read.evidence.ok() ? std::to_string(read.parsed.total_rows) + " rows" +
+                                     (read.parsed.truncated ? " (truncated)" : "") + "\n"
+                               : NoEvidence(read.evidence) + "\n";
+    sections.push_back(std::move(section));
+  }
+  ToolResult r;
+  Json structured = {{"source", o.backend->Label()}, {"sections", sections}};
+  r.content.push_back(TextBlock(text + structured.dump(-1, ' ', false,
+                                                       Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  return r;
+}
+
+ToolResult Describe(const Json& args) {
+  if (std::string e = CheckKeys(args, kDescribeTool, {"topic"}); !e.empty()) return InputError(e);
+  if (!args.contains("topic") || !args["topic"].is_string()) {
+    return InputError("slurm_describe needs a topic, one of: " + TopicNames());
+  }
+  const Topic* topic = FindTopic(args["topic"].get<std::string>());
+  if (topic == nullptr) {
+    return InputError("unknown topic '" + args["topic"].get<std::string>() +
+                      "'; topics: " + TopicNames());
+  }
+  Json d = DescribeTopic(*topic);
+  ToolResult r;
+  r.content.push_back(TextBlock(d.dump(2)));
+  r.structured = std::move(d);
+  return r;
+}
+
+// The conformance suite's fixture tools (only with --conformance-fixtures).
+std::vector<Tool> ConformanceTools() {
+  Json no_args = {{"type", "object"}, {"properties", Json::object()}};
+  std::vector<Tool> tools;
+  tools.push_back({"test_simple_text", "Simple text", "Returns a fixed text (conformance fixture).",
+                   no_args, nullptr, Json::object(), [](const Json&, ToolContext&) {
+                     ToolResult r;
+                     r.content.push_back(
+                         TextBlock("This is a simple text response for testing."));
+                     return r;
+                   }});
+  tools.push_back({"test_error_handling", "Error handling",
+                   "Always returns a tool error (conformance fixture).", no_args, nullptr,
+                   Json::object(), [](const Json&, ToolContext&) {
+                     ToolResult r;
+                     r.is_error = true;
+                     r.content.push_back(
+                         TextBlock("This tool intentionally returns an error for testing"));
+                     return r;
+                   }});
+  tools.push_back({"test_tool_with_progress", "Progress",
+                   "Reports progress 0, 50, 100 (conformance fixture).", no_args, nullptr,
+                   Json::object(), [](const Json&, ToolContext& context) {
+                     for (int p : {0, 50, 100}) {
+                       context.Progress(p, 100, "step " + std::to_string(p));
+                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                     }
+                     ToolResult r;
+                     r.content.push_back(TextBlock("Progress test completed"));
+                     return r;
+                   }});
+  tools.push_back({"test_tool_with_logging", "Logging",
+                   "Sends three log messages (conformance fixture).", no_args, nullptr,
+                   Json::object(), [](const Json&, ToolContext& context) {
+                     for (const char* m : {"Tool execution started", "Tool processing data",
+                                           "Tool execution completed"}) {
+                       context.Log("info", m);
+                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                     }
+                     ToolResult r;
+                     r.content.push_back(TextBlock("Logging test completed"));
+                     return r;
+                   }});
+  return tools;
+}
+
+}  // namespace
+
+std::vector<Tool> BuildTools(const SurfaceOptions& options) {
+  std::string topics;
+  for (const Topic& t : Topics()) topics += "\n- " + t.name + ": " + t.summary;
+  std::vector<Tool> tools;
+  tools.push_back(
+      {kOverviewTool, "Cluster overview",
+       "Start here. Reads node states, the job queue and scheduler diagnostics of the Slurm "
+       "cluster in one call (read-only). Each section says whether it is evidence: a failed or "
+       "timed-out read is reported as no evidence, never as an empty table.",
+       {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}},
+       OverviewOutputSchema(), ReadOnlyAnnotations("Cluster overview"),
+       [options](const Json& args, ToolContext& context) {
+         return Overview(options, args, context);
+       }});
+  tools.push_back(
+      {kQueryTool, "Query one topic",
+       "Reads one topic of Slurm or node state (read-only), with optional filters; call "
+       "slurm_describe first to learn a topic's filters and how to read it. Topics:" +
+           topics,
+       {{"type", "object"},
+        {"properties",
+         {{"topic", {{"type", "string"}, {"enum", TopicEnum()}, {"description", "The topic."}}},
+          {"filters",
+           {{"type", "object"},
+            {"additionalProperties", {{"type", "string"}}},
+            {"description", "Filter name to value, e.g. {\"user\": \"alice\"}; see slurm_describe."}}},
+          {"max_rows",
+           {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000},
+            {"description", "Rows to return at most (default 200)."}}}}},
+        {"required", {"topic"}},
+        {"additionalProperties", false}},
+       QueryOutputSchema(), ReadOnlyAnnotations("Query one topic"),
+       [options](const Json& args, ToolContext&) { return Query(options, args); }});
+  tools.push_back(
+      {kDescribeTool, "Describe a topic",
+       "Returns a topic's columns, filters (with their grammar and an example) and notes on how "
+       "to interpret it. Reads nothing from the cluster.",
+       {{"type", "object"},
+        {"properties",
+         {{"topic", {{"type", "string"}, {"enum", TopicEnum()}, {"description", "The topic."}}}}},
+        {"required", {"topic"}},
+        {"additionalProperties", false}},
+       DescribeOutputSchema(), ReadOnlyAnnotations("Describe a topic"),
+       [](const Json& args, ToolContext&) { return Describe(args); }});
+  if (options.conformance_fixtures) {
+    for (Tool& t : ConformanceTools()) tools.push_back(std::move(t));
+  }
+  return tools;
+}
+
+std::string ResultText(const ToolResult& result) {
+  std::string text;
+  for (const Json& block : result.content) {
+    if (block.value("type", "") == "text") text += block.value("text", "") + "\n";
+  }
+  return text;
+}
+
+}  // namespace slurm_rca::mcp
