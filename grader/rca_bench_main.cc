@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "scenarios/live/capture.h"
+#include "scenarios/live/record.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 
@@ -71,6 +72,15 @@ int main(int argc, char** argv) {
       "every read the guard corpus allows, tear it down");
   capture->add_option("--out", capture_options.out_dir,
                       "Fixture directory (default: the source tree's fixtures/slurm-22.05)");
+  slurm_rca::live::RecordOptions record_options;
+  CLI::App* record = cluster->add_subcommand(
+      "record",
+      "Bring up a private lab (port base 37800), record every slurm-mcp topic before, during and "
+      "after a fault into an evidence bundle, tear it down");
+  record->add_option("--out", record_options.out_dir,
+                     "Bundle directory (default: the source tree's fixtures/demo)");
+  record->add_option("--fault", record_options.fault, "The fault (rca-bench fault list)")
+      ->capture_default_str();
 
   CLI::App* fault = app.add_subcommand("fault", "Inject and heal faults in the live lab");
   fault->require_subcommand(1);
@@ -126,6 +136,10 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (*record) {
+    slurm_rca::live::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
+    return s.ok() ? 0 : Fail(s.message());
+  }
   if (*capture) {
     slurm_rca::live::Status s = slurm_rca::live::CaptureReads(capture_options, std::cout);
     return s.ok() ? 0 : Fail(s.message());

@@ -1,0 +1,168 @@
+#include "scenarios/live/record.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "mcp/live_backend.h"
+#include "mcp/topics.h"
+#include "scenarios/live/capture.h"
+#include "scenarios/live/faults.h"
+
+#ifndef SLURM_RCA_SOURCE_ROOT
+#define SLURM_RCA_SOURCE_ROOT ""
+#endif
+
+namespace slurm_rca::live {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::string NowIso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+bool WriteText(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+// Reads every topic once through the back-end and writes the snapshot's streams.
+Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path& out,
+              double offset, const std::string& comment, std::ostream& progress) {
+  Json reads = Json::array();
+  std::string dir = "reads/" + std::to_string(static_cast<int>(offset));
+  std::string taken_at = NowIso();
+  // Each topic bare, and with each of its argv filters alone at its documented example, so that
+  // a replayed query with a filter has evidence too.
+  std::vector<std::pair<const mcp::Topic*, mcp::Filters>> plan;
+  for (const mcp::Topic& topic : mcp::Topics()) {
+    plan.push_back({&topic, {}});
+    for (const mcp::Filter& f : topic.filters) {
+      if (f.kind != mcp::Filter::Kind::kLocal && !f.example.empty()) {
+        plan.push_back({&topic, {{f.name, f.example}}});
+      }
+    }
+  }
+  for (const char* daemon : {"slurmdbd", "slurmd"}) {
+    plan.push_back({mcp::FindTopic("logs"), {{"daemon", daemon}}});
+  }
+  std::set<std::vector<std::string>> recorded;
+  for (const auto& [topic_ptr, filters] : plan) {
+    const mcp::Topic& topic = *topic_ptr;
+    mcp::BuiltArgv built = mcp::BuildArgv(topic, filters);
+    if (!built.error.empty() || !recorded.insert(built.argv).second) continue;
+    mcp::Evidence e = topic.source == mcp::Source::kDaemonLog
+                          ? backend.ReadLog(built.argv[1], mcp::kLogTailLines)
+                          : backend.Read(built.argv);
+    std::string name = CaptureFileName(built.argv);
+    name = name.substr(0, name.rfind('.'));
+    std::string out_file = dir + "/" + name + ".out";
+    std::string err_file = dir + "/" + name + ".err";
+    WriteText(out / out_file, ReplaceAll(e.out, lab_dir, kLabPlaceholder));
+    WriteText(out / err_file, ReplaceAll(e.err, lab_dir, kLabPlaceholder));
+    Json r = {{"argv", built.argv},
+              {"exit_code", e.outcome == mcp::Evidence::Outcome::kOk ? 0 : e.exit_code},
+              {"outcome", mcp::OutcomeName(e.outcome)},
+              {"duration_ms", static_cast<long>(e.seconds * 1000)},
+              {"timed_out", e.outcome == mcp::Evidence::Outcome::kTimedOut},
+              {"stdout_file", out_file},
+              {"stderr_file", err_file},
+              {"cause", e.ok() ? "" : ReplaceAll(e.cause, lab_dir, kLabPlaceholder)},
+              {"topic", topic.name}};
+    if (e.out_truncated) r["stdout_truncated"] = true;
+    if (e.outcome == mcp::Evidence::Outcome::kTimedOut) r["exit_code"] = -1;
+    progress << "  +" << offset << " s " << topic.name << (filters.empty() ? "" : " (filtered)")
+             << ": " << mcp::OutcomeName(e.outcome) << "\n";
+    reads.push_back(std::move(r));
+  }
+  return {{"offset_seconds", offset}, {"taken_at", taken_at}, {"comment", comment},
+          {"reads", reads}};
+}
+
+}  // namespace
+
+Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
+  fs::path out = options.out_dir.empty() ? fs::path(SLURM_RCA_SOURCE_ROOT) / "fixtures/demo"
+                                         : fs::path(options.out_dir);
+  bool known = false;
+  for (const FaultInfo& f : FaultCatalog()) known = known || f.name == options.fault;
+  if (!known) return Status::Error("unknown fault '" + options.fault + "'");
+  char tmpl[] = "/tmp/rca-record-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return Status::Error("mkdtemp failed");
+  Lab lab(LabOptions{.dir = tmpl, .nodes = 4, .port_base = options.port_base});
+  struct Down {
+    Lab& lab;
+    std::ostream& progress;
+    ~Down() { lab.Down(progress); }
+  } down{lab, progress};
+  if (Status s = lab.Up(progress); !s.ok()) return s;
+  // A known state: one job done, one running.
+  std::string work = lab.Path("work");
+  lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "--wrap", "true"});
+  lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w", "node4", "--wrap", "sleep 600"});
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+
+  mcp::LiveOptions live;
+  live.executor.trusted_dirs = {"/usr/bin", "/usr/sbin"};
+  live.executor.slurm_conf = lab.SlurmConf();
+  live.executor.timeout =
+      std::chrono::milliseconds(static_cast<long>(options.read_timeout_seconds * 1000));
+  live.clusters = {"rca"};
+  live.cache_ttl_seconds = 0;
+  live.max_per_minute = 0;
+  live.log_files = {{"slurmctld", lab.Path("log/slurmctld.log")},
+                    {"slurmdbd", lab.Path("log/slurmdbd.log")},
+                    {"slurmd", lab.Path("log/slurmd-node1.log")}};
+  mcp::LiveBackend backend(live);
+  std::string recorded_at = NowIso();
+  std::string version = lab.Client({"sinfo", "--version"}).out;
+  version = version.substr(version.find(' ') + 1);
+  version = version.substr(0, version.find('\n'));
+
+  std::error_code ec;
+  fs::remove_all(out / "reads", ec);
+  Json snapshots = Json::array();
+  snapshots.push_back(Snapshot(backend, lab.options().dir, out, 0, "healthy", progress));
+  FaultOutcome injected = InjectFault(lab, options.fault, FaultTarget{});
+  if (!injected.status.ok()) return injected.status;
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  snapshots.push_back(Snapshot(backend, lab.options().dir, out, 10,
+                               options.fault + " injected 10 s before: " + injected.message,
+                               progress));
+  FaultOutcome healed = HealFault(lab, options.fault, FaultTarget{});
+  if (!healed.status.ok()) return healed.status;
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  snapshots.push_back(Snapshot(backend, lab.options().dir, out, 30,
+                               options.fault + " healed 5 s before", progress));
+  lab.Client({"scancel", "-n", "train"});
+
+  Json manifest = {{"format", "slurm-rca-evidence/1"},
+                   {"slurm_version", version},
+                   {"scenario", "demo-" + options.fault},
+                   {"recorded_at", recorded_at},
+                   {"generator", "rca-bench cluster record (scenarios/live/record.cc)"},
+                   {"comment", "A 4-node lab: job 'done' completed, job 'train' running on node4; "
+                               "the fault " + options.fault + " injected after offset 0 and healed "
+                               "after offset 10. Lab paths are replaced by /LAB."},
+                   {"snapshots", snapshots}};
+  if (!WriteText(out / "manifest.json", manifest.dump(2) + "\n")) {
+    return Status::Error("cannot write " + (out / "manifest.json").string());
+  }
+  progress << "recorded " << out.string() << " (" << snapshots.size() << " snapshots)\n";
+  return {};
+}
+
+}  // namespace slurm_rca::live

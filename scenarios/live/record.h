@@ -1,0 +1,32 @@
+// Records an evidence bundle (format slurm-rca-evidence/1, fixtures/README.md) from a live lab:
+// every topic slurm-mcp serves, read through the same live back-end the server uses (guard,
+// executor), at scheduled offsets around an injected fault.
+//
+//   RecordOptions o{.out_dir = "fixtures/demo", .fault = "db-freeze"};
+//   Status s = RecordDemoBundle(o, std::cout);
+//
+// The demo bundle: a healthy snapshot at offset 0, the fault injected, a snapshot at offset 10
+// while it holds (with db-freeze, accounting times out while nodes answer), and one after the
+// heal. The lab's directory is replaced by /LAB in every stream.
+#ifndef SLURM_RCA_SCENARIOS_LIVE_RECORD_H_
+#define SLURM_RCA_SCENARIOS_LIVE_RECORD_H_
+
+#include <ostream>
+#include <string>
+
+#include "scenarios/live/lab.h"
+
+namespace slurm_rca::live {
+
+struct RecordOptions {
+  std::string out_dir;             // empty: the source tree's fixtures/demo
+  std::string fault = "db-freeze"; // a fault of FaultCatalog()
+  int port_base = 37800;
+  double read_timeout_seconds = 5;  // the live back-end's executor timeout
+};
+
+Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);
+
+}  // namespace slurm_rca::live
+
+#endif  // SLURM_RCA_SCENARIOS_LIVE_RECORD_H_
