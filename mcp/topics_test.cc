@@ -386,12 +386,16 @@ TEST(TopicParseRealTest, Accounting) {
   ExpectRowsMatchSchema(T("accounting"), p);
 }
 
-TEST(TopicParseRealTest, PriorityFailsOnPriorityBasic) {
-  // sprio exits 1 under priority/basic: its stdout is empty and parses to no rows, no error.
-  // (The back-end reports the exit as no evidence; Parse is never asked to call it data.)
+TEST(TopicParseRealTest, Priority) {
+  // The lab runs priority/multifactor: the pending job 1236 has its factors.
   Parsed p = ParseCapture("priority");
-  EXPECT_EQ(p.rows.size(), 0u);
   EXPECT_EQ(p.parse_error, "");
+  const Json* wait = FindRow(p, "jobid", "1236");
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ((*wait)["partition"], "cpu");
+  EXPECT_EQ((*wait)["user"], "root");
+  EXPECT_GT(std::stol((*wait)["priority"].get<std::string>()), 0);
+  ExpectRowsMatchSchema(T("priority"), p);
 }
 
 TEST(TopicParseRealTest, Fairshare) {
@@ -444,7 +448,7 @@ TEST(TopicParseRealTest, ConfigIsText) {
   Parsed p = ParseCapture("config");
   EXPECT_EQ(p.rows.size(), 0u);
   EXPECT_FALSE(p.truncated);
-  EXPECT_NE(p.text.find("PriorityType            = priority/basic"), std::string::npos);
+  EXPECT_NE(p.text.find("PriorityType            = priority/multifactor"), std::string::npos);
   EXPECT_NE(p.text.find("SLURM_VERSION           = 22.05.8"), std::string::npos);
 }
 

@@ -20,6 +20,12 @@ for p in "${packages[@]}"; do
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
+# The MCP peer tests run the official TypeScript SDK and conformance suite from npm: any Node.js
+# with npm will do (the conformance suite brings its own Node 22 from npm).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi

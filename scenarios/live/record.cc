@@ -95,8 +95,16 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
 }  // namespace
 
 Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
-  fs::path out = options.out_dir.empty() ? fs::path(SLURM_RCA_SOURCE_ROOT) / "fixtures/demo"
-                                         : fs::path(options.out_dir);
+  fs::path final_out = options.out_dir.empty()
+                          ? fs::path(SLURM_RCA_SOURCE_ROOT) / "fixtures/demo"
+                          : fs::path(options.out_dir);
+  // Written beside the bundle and renamed into place at the end, so that a reader never sees a
+  // half-written bundle.
+  fs::path out = final_out.string() + ".recording";
+  {
+    std::error_code ec;
+    fs::remove_all(out, ec);
+  }
   bool known = false;
   for (const FaultInfo& f : FaultCatalog()) known = known || f.name == options.fault;
   if (!known) return Status::Error("unknown fault '" + options.fault + "'");
@@ -133,7 +141,6 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   version = version.substr(0, version.find('\n'));
 
   std::error_code ec;
-  fs::remove_all(out / "reads", ec);
   Json snapshots = Json::array();
   snapshots.push_back(Snapshot(backend, lab.options().dir, out, 0, "healthy", progress));
   FaultOutcome injected = InjectFault(lab, options.fault, FaultTarget{});
@@ -161,7 +168,13 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   if (!WriteText(out / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (out / "manifest.json").string());
   }
-  progress << "recorded " << out.string() << " (" << snapshots.size() << " snapshots)\n";
+  fs::path old_bundle = final_out.string() + ".old";
+  fs::remove_all(old_bundle, ec);
+  if (fs::exists(final_out)) fs::rename(final_out, old_bundle, ec);
+  fs::rename(out, final_out, ec);
+  if (ec) return Status::Error("cannot move the bundle into " + final_out.string() + ": " + ec.message());
+  fs::remove_all(old_bundle, ec);
+  progress << "recorded " << final_out.string() << " (" << snapshots.size() << " snapshots)\n";
   return {};
 }
 

@@ -1,0 +1,107 @@
+// slurm-mcp against the live control plane (ctest label `live`): every topic answers with parsed
+// rows through the guard and the live back-end, and with the accounting database frozen the
+// accounting topic is a labelled timeout within its limit while nodes still answers.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "mcp/live_backend.h"
+#include "mcp/tools.h"
+#include "scenarios/live/faults.h"
+#include "scenarios/live/lab.h"
+
+namespace slurm_rca {
+namespace {
+
+using mcp::Json;
+
+class NoContext : public mcp::ToolContext {
+ public:
+  void Progress(double, std::optional<double>, const std::string&) override {}
+  void Log(const std::string&, const Json&) override {}
+  bool Cancelled() const override { return false; }
+};
+
+TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
+  char dir[] = "/tmp/rca-mcplive-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = 28800});
+  struct Down {
+    live::Lab& lab;
+    ~Down() { lab.Down(std::cout); }
+  } down{lab};
+  live::Status up = lab.Up(std::cout);
+  ASSERT_TRUE(up.ok()) << up.message();
+  std::string work = lab.Path("work");
+  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "--exclusive", "-w", "node4",
+                          "--wrap", "sleep 600"}).ok());
+  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "wait", "-w", "node4", "--wrap",
+                          "true"}).ok());
+  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "-w", "node1", "--wrap",
+                          "true"}).ok());
+  ASSERT_TRUE(lab.Client({"scontrol", "create", "reservation", "ReservationName=maint",
+                          "StartTime=now+1day", "Duration=60", "Nodes=node3", "Users=root",
+                          "Flags=MAINT"}).ok());
+  // The gpu topic reads node2's nvidia-smi: the lab's test double (there is no GPU here).
+  auto gpu = live::InjectFault(lab, "gpu-fake", live::FaultTarget{.node = "node2"});
+  ASSERT_TRUE(gpu.status.ok()) << gpu.status.message();
+  // Wait until accounting has the finished job, so that every topic has rows to show.
+  for (int i = 0; i < 80; ++i) {
+    if (lab.Client({"sacct", "-a", "-X", "-n", "-s", "COMPLETED"}).out.find("COMPLETED") !=
+        std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+
+  mcp::LiveOptions o;
+  o.executor.trusted_dirs = {"/usr/bin", "/usr/sbin", lab.Path("nodes/node2/bin")};
+  o.executor.slurm_conf = lab.SlurmConf();
+  o.executor.timeout = std::chrono::seconds(5);
+  o.clusters = {"rca"};
+  o.cache_ttl_seconds = 0;
+  o.max_per_minute = 0;
+  o.log_files = {{"slurmctld", lab.Path("log/slurmctld.log")},
+                 {"slurmdbd", lab.Path("log/slurmdbd.log")},
+                 {"slurmd", lab.Path("log/slurmd-node1.log")}};
+  mcp::LiveBackend backend(o);
+  std::vector<mcp::Tool> tools = mcp::BuildTools(mcp::SurfaceOptions{.backend = &backend});
+  NoContext context;
+  auto query = [&](const std::string& topic) { return tools[1].run({{"topic", topic}}, context); };
+
+  for (const mcp::Topic& topic : mcp::Topics()) {
+    SCOPED_TRACE(topic.name);
+    mcp::ToolResult r = query(topic.name);
+    ASSERT_FALSE(r.is_error) << mcp::ResultText(r);
+    const Json& s = *r.structured;
+    EXPECT_EQ(s["source"], "live");
+    EXPECT_EQ(s["outcome"], "ok");
+    if (topic.format == mcp::Format::kText) {
+      EXPECT_FALSE(s["text"].get<std::string>().empty());
+    } else {
+      EXPECT_GT(s["rows"].size(), 0u) << mcp::ResultText(r);
+      EXPECT_FALSE(s.contains("parse_error")) << s.dump();
+    }
+  }
+
+  auto frozen = live::InjectFault(lab, "db-freeze", {});
+  ASSERT_TRUE(frozen.status.ok());
+  auto start = std::chrono::steady_clock::now();
+  mcp::ToolResult acct = query("accounting");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(acct.is_error);
+  EXPECT_NE(mcp::ResultText(acct).find("NO EVIDENCE (timed_out, live"), std::string::npos)
+      << mcp::ResultText(acct);
+  EXPECT_LT(seconds, 7.0) << "the timeout is 5 s";
+  mcp::ToolResult nodes = query("nodes");
+  EXPECT_FALSE(nodes.is_error) << mcp::ResultText(nodes);
+  EXPECT_TRUE(live::HealFault(lab, "db-freeze", {}).status.ok());
+  EXPECT_TRUE(live::HealFault(lab, "gpu-fake", live::FaultTarget{.node = "node2"}).status.ok());
+}
+
+}  // namespace
+}  // namespace slurm_rca
