@@ -50,6 +50,9 @@ demo: build
 	@echo "== The adversarial corpus through the guard (build/bin/slurm-guard corpus guard/testdata)"
 	@$(BUILD)/bin/slurm-guard corpus --clusters rca guard/testdata
 	@echo
+	@echo "== slurm-mcp serving the recorded demo bundle, read through the C++ MCP client"
+	@scripts/demo_mcp.sh $(BUILD)/bin fixtures/demo
+	@echo
 	@echo "== A real Slurm control plane, a frozen accounting database, and what the executor sees"
 	@scripts/demo_live.sh $(BUILD)/bin
 

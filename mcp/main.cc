@@ -9,6 +9,7 @@
 
 #include "guard/policy.h"
 #include "mcp/audit_log.h"
+#include "mcp/client.h"
 #include "mcp/http_transport.h"
 #include "mcp/live_backend.h"
 #include "mcp/replay_backend.h"
@@ -119,6 +120,72 @@ class CliContext : public ToolContext {
   bool Cancelled() const override { return false; }
 };
 
+std::string Cell(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Rows as an aligned table, columns in the order of the first row.
+std::string Table(const Json& rows, const std::string& topic) {
+  if (!rows.is_array() || rows.empty()) return "(no rows)\n";
+  std::vector<std::string> columns;
+  if (const Topic* t = FindTopic(topic)) {
+    for (const Column& c : t->columns) {
+      if (rows[0].contains(c.name)) columns.push_back(c.name);
+    }
+  }
+  if (columns.empty()) {
+    for (const auto& [key, value] : rows[0].items()) columns.push_back(key);
+  }
+  std::vector<size_t> width;
+  for (const std::string& c : columns) width.push_back(c.size());
+  for (const Json& row : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      width[i] = std::max(width[i], std::min<size_t>(Cell(row.value(columns[i], Json(""))).size(), 40));
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      std::string c = cells[i].substr(0, 40);
+      out += c + (i + 1 < cells.size() ? std::string(width[i] - c.size() + 2, ' ') : "");
+    }
+    return out + "\n";
+  };
+  std::string out = line(columns);
+  for (const Json& row : rows) {
+    std::vector<std::string> cells;
+    for (const std::string& c : columns) cells.push_back(Cell(row.value(c, Json(""))));
+    out += line(cells);
+  }
+  return out;
+}
+
+// A tool result for people: evidence label, then a table (or the text of text topics).
+std::string Human(const ToolResult& r) {
+  if (r.is_error || !r.structured) return ResultText(r);
+  const Json& s = *r.structured;
+  auto section = [](const Json& e) {
+    std::string out = "[" + e.value("source", "") + ", " + e.value("evidence_time", "") +
+                      (e.value("cached", false) ? ", cached" : "") + "] " + e.value("topic", "") +
+                      ": " + e.value("outcome", "") + "\n";
+    if (e.value("outcome", "") != "ok") return out + "NO EVIDENCE: " + e.value("cause", "") + "\n";
+    if (e.contains("rows") && !e["rows"].empty()) {
+      out += Table(e["rows"], e.value("topic", ""));
+    } else if (e.contains("text")) {
+      out += e["text"].get<std::string>();
+    } else {
+      out += "(no rows)\n";
+    }
+    if (e.value("truncated", false)) out += "[truncated: " + e.value("hint", "") + "]\n";
+    return out;
+  };
+  if (s.contains("sections")) {
+    std::string out;
+    for (const Json& e : s["sections"]) out += section(e) + "\n";
+    return out;
+  }
+  if (s.contains("outcome")) return section(s);
+  return ResultText(r);
+}
+
 int RunTool(const std::vector<Tool>& tools, const std::string& name, const Json& args, bool json) {
   for (const Tool& t : tools) {
     if (t.name != name) continue;
@@ -129,7 +196,7 @@ int RunTool(const std::vector<Tool>& tools, const std::string& name, const Json&
       if (r.structured) out["structuredContent"] = *r.structured;
       std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
     } else {
-      std::cout << ResultText(r);
+      std::cout << Human(r);
     }
     return r.is_error ? 1 : 0;
   }
@@ -188,6 +255,17 @@ int main(int argc, char** argv) {
   describe->add_option("topic", topic, "Topic")->required();
   describe->add_flag("--json", json, "The tool result as JSON");
 
+  std::string call_http;
+  std::string call_tool;
+  std::string call_args = "{}";
+  CLI::App* call = app.add_subcommand(
+      "call", "Call a tool on a running slurm-mcp over HTTP, with the C++ MCP client");
+  call->add_option("--http", call_http, "HOST:PORT of the server")->required();
+  call->add_option("--token-file", token_file, "Send 'Authorization: Bearer <file contents>'");
+  call->add_option("tool", call_tool, "Tool name")->required();
+  call->add_option("--args", call_args, "Tool arguments as a JSON object")->capture_default_str();
+  call->add_flag("--json", json, "The tool result as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -203,6 +281,47 @@ int main(int argc, char** argv) {
   if (auto failures = slurm_rca::guard::SelfTest(self_test_guard); !failures.empty()) {
     std::cerr << "slurm-mcp: the allowlist failed its self-test: " << failures.front() << "\n";
     return 70;
+  }
+
+  if (*call) {
+    size_t colon = call_http.rfind(':');
+    if (colon == std::string::npos) return Usage("--http takes HOST:PORT, got '" + call_http + "'");
+    int port = 0;
+    try {
+      port = std::stoi(call_http.substr(colon + 1));
+    } catch (...) {
+      return Usage("--http port must be a number");
+    }
+    Json args = Json::parse(call_args, nullptr, false);
+    if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
+    std::optional<std::string> token;
+    if (!token_file.empty()) {
+      std::ifstream in(token_file);
+      if (!in) return Usage("cannot read --token-file " + token_file);
+      std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+      token = t;
+    }
+    Client client(std::make_unique<HttpClientTransport>(call_http.substr(0, colon), port, "/mcp",
+                                                        token));
+    auto init = client.Initialize("slurm-mcp call", "0.1.0");
+    if (!init.ok()) {
+      std::cerr << "slurm-mcp: initialize failed: " << init.status().ToString() << "\n";
+      return 1;
+    }
+    auto result = client.CallTool(call_tool, args);
+    if (!result.ok()) {
+      std::cerr << "slurm-mcp: " << result.status().ToString() << "\n";
+      return 1;
+    }
+    if (json) {
+      Json out = {{"content", result->content}, {"isError", result->is_error}};
+      if (result->structured) out["structuredContent"] = *result->structured;
+      std::cout << out.dump() << "\n";
+    } else {
+      std::cout << result->Text() << "\n";
+    }
+    return result->is_error ? 1 : 0;
   }
 
   SurfaceOptions surface;
