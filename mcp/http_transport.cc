@@ -213,6 +213,10 @@ class HttpTransport::Impl {
     if (port == 0) {
       return {0, "cannot bind " + options_.host + ":" + std::to_string(options_.port)};
     }
+    // Debian's compiled cpp-httplib listens with a backlog of 5; at 64 concurrent clients the
+    // kernel then drops connections (measured by bench/mcp_bench). Linux lets a listening socket
+    // widen its backlog with a second listen().
+    if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
     return {port, ""};
   }
 
@@ -265,9 +269,10 @@ class HttpTransport::Impl {
     http_.set_tcp_nodelay(true);
     // httplib's default adds SO_REUSEPORT, which lets a second server (ours or another of this
     // user's) bind the same port and take a share of the connections. Only SO_REUSEADDR.
-    http_.set_socket_options([](socket_t sock) {
+    http_.set_socket_options([this](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listen_socket_ = sock;
     });
     http_.set_pre_routing_handler(
         [this](const Request& req, Response& res) { return PreRoute(req, res); });
@@ -564,6 +569,8 @@ class HttpTransport::Impl {
   const HttpOptions options_;
   std::set<std::string> allowed_hosts_;
   httplib::Server http_;
+  static constexpr int kListenBacklog = 256;
+  int listen_socket_ = -1;  // the socket httplib listens on, once bound
   std::thread thread_;
   std::atomic<bool> used_{false};
   std::atomic<bool> serving_{false};

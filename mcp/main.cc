@@ -2,10 +2,13 @@
 // for people. All logic is in the mcp library.
 #include <CLI/CLI.hpp>
 
+#include <pthread.h>
+
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "guard/policy.h"
 #include "mcp/audit_log.h"
@@ -203,8 +206,6 @@ int RunTool(const std::vector<Tool>& tools, const std::string& name, const Json&
   return Usage("no tool " + name);
 }
 
-HttpTransport* g_http = nullptr;
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -275,6 +276,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return Usage(e.what());
   }
+
+  // serve --http: SIGINT and SIGTERM stop the server cleanly. A thread waits for them and calls
+  // Stop(), which must not run inside a signal handler; they are blocked here, before any thread
+  // starts, so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  if (*serve && !http.empty()) pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   // The allowlist checks its own examples before anything runs.
   slurm_rca::guard::Guard self_test_guard(slurm_rca::guard::GuardOptions{.clusters = {"rca"}});
@@ -406,9 +416,14 @@ int main(int argc, char** argv) {
     if (token.size() < 16) return Usage("the token in " + token_file + " is shorter than 16 bytes");
     h.token = token;
   }
-  HttpTransport transport(server, h);
-  g_http = &transport;
   std::signal(SIGPIPE, SIG_IGN);
+  HttpTransport transport(server, h);
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) transport.Stop();
+  });
+  stopper.detach();
   HttpStartResult r = transport.Serve([&](int port) {
     std::cerr << "slurm-mcp: serving MCP on http://" << (h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host)
               << ":" << port << "/mcp (" << backend->Label() << ")\n";
