@@ -14,7 +14,7 @@ help:
 	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus, freeze a live lab's database"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
 	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
-	@echo "make bench   build and run the guard benchmark (bench/guard_bench)"
+	@echo "make bench   build and run the guard and MCP benchmarks (bench/guard_bench, bench/mcp_bench)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
@@ -58,6 +58,8 @@ demo: build
 
 bench: build
 	$(BUILD)/bin/guard_bench
+	tests/mcp_peers/setup.sh >/dev/null
+	$(BUILD)/bin/mcp_bench
 
 bench-live: build
 	$(BUILD)/bin/cluster_bench
