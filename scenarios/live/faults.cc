@@ -406,40 +406,36 @@ const std::vector<FaultInfo>& FaultCatalog() {
   return catalog;
 }
 
-FaultOutcome InjectFault(Lab& lab, const std::string& name, const FaultTarget& t) {
+namespace {
+
+// One fault, in either direction.
+FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool inject) {
   if (!lab.exists()) return Failed("no lab in " + lab.options().dir + ": run cluster up first");
-  if (name == "db-freeze") return SignalFault(lab, "mariadbd", SIGSTOP, true, name);
-  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", true, name);
-  if (name == "munge-stop") return StopStartFault(lab, "munged", true, name);
-  if (name == "slurmd-kill") return SlurmdKill(lab, t, true);
+  int sig = inject ? SIGSTOP : SIGCONT;
+  if (name == "db-freeze") return SignalFault(lab, "mariadbd", sig, inject, name);
+  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", inject, name);
+  if (name == "munge-stop") return StopStartFault(lab, "munged", inject, name);
+  if (name == "slurmd-kill") return SlurmdKill(lab, t, inject);
   if (name == "slurmd-pause") {
     if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
-    return SignalFault(lab, "slurmd-" + t.node, SIGSTOP, true, "slurmd-pause-" + t.node);
+    return SignalFault(lab, "slurmd-" + t.node, sig, inject, "slurmd-pause-" + t.node);
   }
-  if (name == "statesave-readonly") return StateSaveReadonly(lab, t, true);
-  if (name == "rpc-flood") return RpcFlood(lab, t, true);
-  if (name == "net-drop") return NetDrop(lab, t, true);
-  if (name == "drain") return Drain(lab, t, true);
-  if (name == "gpu-fake") return GpuFake(lab, t, true);
+  if (name == "statesave-readonly") return StateSaveReadonly(lab, t, inject);
+  if (name == "rpc-flood") return RpcFlood(lab, t, inject);
+  if (name == "net-drop") return NetDrop(lab, t, inject);
+  if (name == "drain") return Drain(lab, t, inject);
+  if (name == "gpu-fake") return GpuFake(lab, t, inject);
   return Failed("unknown fault '" + name + "' (rca-bench fault list)");
 }
 
+}  // namespace
+
+FaultOutcome InjectFault(Lab& lab, const std::string& name, const FaultTarget& t) {
+  return Apply(lab, name, t, true);
+}
+
 FaultOutcome HealFault(Lab& lab, const std::string& name, const FaultTarget& t) {
-  if (!lab.exists()) return Failed("no lab in " + lab.options().dir + ": run cluster up first");
-  if (name == "db-freeze") return SignalFault(lab, "mariadbd", SIGCONT, false, name);
-  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", false, name);
-  if (name == "munge-stop") return StopStartFault(lab, "munged", false, name);
-  if (name == "slurmd-kill") return SlurmdKill(lab, t, false);
-  if (name == "slurmd-pause") {
-    if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
-    return SignalFault(lab, "slurmd-" + t.node, SIGCONT, false, "slurmd-pause-" + t.node);
-  }
-  if (name == "statesave-readonly") return StateSaveReadonly(lab, t, false);
-  if (name == "rpc-flood") return RpcFlood(lab, t, false);
-  if (name == "net-drop") return NetDrop(lab, t, false);
-  if (name == "drain") return Drain(lab, t, false);
-  if (name == "gpu-fake") return GpuFake(lab, t, false);
-  return Failed("unknown fault '" + name + "' (rca-bench fault list)");
+  return Apply(lab, name, t, false);
 }
 
 std::vector<std::string> ActiveFaults(const Lab& lab) {

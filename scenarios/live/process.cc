@@ -46,6 +46,26 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
   return out;
 }
 
+// posix_spawn with the child's signal mask cleared and every signal at its default, plus
+// `flags` (POSIX_SPAWN_SETSID, POSIX_SPAWN_SETPGROUP). Returns 0 or the errno.
+int Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+          const posix_spawn_file_actions_t* actions, short flags, pid_t* pid) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  if (flags & POSIX_SPAWN_SETPGROUP) posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args = CStrings(argv);
+  std::vector<char*> envp = CStrings(env);
+  int rc = posix_spawn(pid, argv[0].c_str(), actions, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
 void ReapIfChild(pid_t pid) {
   int status;
   ::waitpid(pid, &status, WNOHANG);
@@ -104,26 +124,14 @@ SpawnResult SpawnDaemon(const std::vector<std::string>& argv, const std::vector<
                         const std::string& log_path) {
   SpawnResult result;
   posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args = CStrings(argv);
-  std::vector<char*> envp = CStrings(env);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), envp.data());
+  int rc = Spawn(argv, env, &actions, POSIX_SPAWN_SETSID, &pid);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     result.error = "cannot start " + argv[0] + ": " + std::strerror(rc);
     return result;
@@ -172,27 +180,14 @@ ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::
     return r;
   }
   posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args = CStrings(argv);
-  std::vector<char*> envp = CStrings(env);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), envp.data());
+  int rc = Spawn(argv, env, &actions, POSIX_SPAWN_SETPGROUP, &pid);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
