@@ -1,9 +1,10 @@
-// rca-bench: the benchmark's command. Today: the live Slurm control plane (`cluster`) and its
-// fault primitives (`fault`). The logic is in scenarios/live/.
+// rca-bench: the benchmark's command: the live Slurm control plane (`cluster`), its fault
+// primitives (`fault`) and the scenarios (`validate`, `list`, `show`). The logic is in scenarios/.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -11,6 +12,9 @@
 #include "scenarios/live/record.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
+#include "scenarios/scenario.h"
+#include "scenarios/validate.h"
+#include "scenarios/vocabulary.h"
 
 namespace {
 
@@ -28,6 +32,123 @@ std::string DefaultDir() {
 int Fail(const std::string& what) {
   std::cerr << "rca-bench: " << what << "\n";
   return 1;
+}
+
+// --- scenarios: validate, list, show -------------------------------------------------------
+
+namespace sc = slurm_rca::scenarios;
+
+// PATHs (files, scenario directories or suite directories) to scenario.yaml files; "" on success.
+std::string ExpandScenarioPaths(const std::vector<std::string>& args,
+                                std::vector<std::string>* out) {
+  namespace fs = std::filesystem;
+  if (args.empty()) {
+    std::string dir = sc::DefaultScenariosDir();
+    if (!fs::is_directory(dir)) return "no scenario directory " + dir;
+    *out = sc::ScenarioPaths(dir);
+    if (out->empty()) return "no */scenario.yaml under " + dir;
+    return "";
+  }
+  for (const std::string& a : args) {
+    if (fs::is_regular_file(a)) {
+      out->push_back(a);
+    } else if (fs::is_regular_file(fs::path(a) / "scenario.yaml")) {
+      out->push_back((fs::path(a) / "scenario.yaml").string());
+    } else if (fs::is_directory(a)) {
+      auto found = sc::ScenarioPaths(a);
+      if (found.empty()) return "no */scenario.yaml under " + a;
+      out->insert(out->end(), found.begin(), found.end());
+    } else {
+      return "no such file or directory: " + a;
+    }
+  }
+  return "";
+}
+
+int ValidateScenarios(const std::vector<std::string>& args) {
+  std::vector<std::string> paths;
+  if (std::string err = ExpandScenarioPaths(args, &paths); !err.empty()) {
+    std::cerr << "rca-bench: " << err << "\n";
+    return kUsage;
+  }
+  sc::Suite suite = sc::LoadSuite(paths);
+  for (const sc::Problem& p : suite.problems) std::cout << p.ToString() << "\n";
+  std::cerr << paths.size() << " scenario file(s), " << suite.problems.size() << " problem(s)\n";
+  return suite.problems.empty() ? 0 : 1;
+}
+
+int ListScenarios() {
+  std::vector<std::string> paths;
+  if (std::string err = ExpandScenarioPaths({}, &paths); !err.empty()) {
+    std::cerr << "rca-bench: " << err << "\n";
+    return kUsage;
+  }
+  sc::Suite suite = sc::LoadSuite(paths);
+  std::cout << std::left << std::setw(34) << "ID" << std::setw(17) << "FAMILY" << std::setw(15)
+            << "DIFFICULTY" << std::setw(21) << "ROOT CAUSE" << std::setw(10) << "STATUS"
+            << "MEASURED\n";
+  for (const sc::Scenario& s : suite.scenarios) {
+    std::cout << std::left << std::setw(34) << s.id << std::setw(17) << s.family << std::setw(15)
+              << s.difficulty << std::setw(21) << s.RootCause() << std::setw(10) << s.status
+              << (s.Measured() ? "yes" : "no") << "\n";
+  }
+  if (!suite.problems.empty()) {
+    std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
+    return 1;
+  }
+  return 0;
+}
+
+int ShowScenario(const std::string& id) {
+  std::vector<std::string> paths;
+  if (std::string err = ExpandScenarioPaths({}, &paths); !err.empty()) {
+    std::cerr << "rca-bench: " << err << "\n";
+    return kUsage;
+  }
+  sc::Suite suite = sc::LoadSuite(paths);
+  for (const sc::Scenario& s : suite.scenarios) {
+    if (s.id != id) continue;
+    std::cout << s.id << ": " << s.title << "\n  file:       " << s.file
+              << "\n  family:     " << s.family << ", " << s.difficulty << ", " << s.status
+              << (s.blocked_reason.empty() ? "" : " (" + s.blocked_reason + ")")
+              << "\n  reported:   " << s.reported_node << "\n  root cause: " << s.RootCause()
+              << "\n  observe_s:  " << s.observe_s << " (propagation " << s.PropagationS()
+              << " s)\n  measured:   " << (s.Measured() ? "yes" : "no")
+              << "\n  ticket:     " << s.symptom << "\n  injection:  " << s.injection
+              << "\n  faults:";
+    for (const sc::FaultRef& f : s.faults) {
+      std::cout << " " << f.name;
+      for (const auto& [k, v] : f.target) std::cout << " --" << k << " " << v;
+      std::cout << ";";
+    }
+    std::cout << "\n  causal chain:\n";
+    for (const sc::Hop& h : s.causal_chain) {
+      std::cout << "    t+" << h.observable_at_s << "s " << h.node << " (" << h.state << ")\n";
+      for (const sc::Item& e : h.evidence) std::cout << "      - " << e.value << "\n";
+    }
+    std::cout << "  credit:\n";
+    for (const sc::Credit& c : s.scoring) {
+      std::cout << "    " << std::left << std::setw(22) << c.node << std::setw(6) << c.credit
+                << c.rationale << "\n";
+    }
+    for (const sc::NodeNote& r : s.ruled_out) {
+      std::cout << "  ruled out:  " << r.node << ": " << r.why << "\n";
+    }
+    for (const sc::NodeNote& d : s.distractors) {
+      std::cout << "  distractor: " << d.node << ": " << d.why << "\n";
+    }
+    if (s.remediation_helpful) {
+      for (const sc::Item& a : *s.remediation_helpful)
+        std::cout << "  helpful:    " << a.value << "\n";
+    }
+    for (const sc::Item& a : s.harmful_actions) std::cout << "  harmful:    " << a.value << "\n";
+    for (const sc::Problem& p : suite.problems) {
+      if (p.file == s.file) std::cout << "  problem:    " << p.ToString() << "\n";
+    }
+    return 0;
+  }
+  std::cerr << "rca-bench: no scenario '" << id << "' (see rca-bench list)\n";
+  return kUsage;
 }
 
 }  // namespace
@@ -116,6 +237,17 @@ int main(int argc, char** argv) {
   CLI::App* heal = fault->add_subcommand("heal", "Heal a fault, restoring the prior state");
   add_target(heal);
 
+  std::vector<std::string> validate_paths;
+  CLI::App* validate = app.add_subcommand(
+      "validate", "Check scenarios: schema, invariants, ticket leaks; file:line: rule: message");
+  validate->add_option(
+      "paths", validate_paths,
+      "scenario.yaml files or directories (default: every scenarios/*/scenario.yaml)");
+  CLI::App* list = app.add_subcommand("list", "The scenarios: id, family, root cause, status");
+  std::string show_id;
+  CLI::App* show = app.add_subcommand("show", "One scenario in full (ground truth included)");
+  show->add_option("id", show_id, "Scenario id")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -126,6 +258,10 @@ int main(int argc, char** argv) {
     std::cerr << "rca-bench: " << e.what() << " (see rca-bench --help)\n";
     return kUsage;
   }
+
+  if (*validate) return ValidateScenarios(validate_paths);
+  if (*list) return ListScenarios();
+  if (*show) return ShowScenario(show_id);
 
   if (fault->got_subcommand("list")) {
     for (const auto& f : slurm_rca::live::FaultCatalog()) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# rca-bench validate / list / show: the examples pass, a broken file is reported as
+# file:line: rule-id: message with exit 1, bad input is one stderr line with exit 2.
+# Usage: rca_bench_scenarios_test.sh RCA_BENCH SOURCE_DIR
+set -u
+bin=$1
+src=$2
+fails=0
+passes=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+ok() { passes=$((passes + 1)); }
+run() { out=$("$bin" "$@" 2>/tmp/rca_sc_err.$$); rc=$?; err=$(cat /tmp/rca_sc_err.$$); }
+one_line() {  # one_line WHAT: exit 2, exactly one stderr line, no stdout
+  if [[ $rc -ne 2 || $(printf '%s' "$err" | grep -c '') -ne 1 || -n "$out" ]]; then
+    fail "$1: rc $rc, stdout '${out:0:200}', stderr '${err:0:200}'"
+  else ok; fi
+}
+
+run validate
+[[ $rc -eq 0 && -z "$out" ]] && ok || fail "validate the examples: rc $rc: ${out:0:300}"
+broken=$src/scenarios/testdata/broken/chain-start.yaml
+run validate "$broken"
+[[ $rc -eq 1 && "$out" =~ ^$broken:[0-9]+:\ chain-start:\  ]] && ok || fail "broken file: rc $rc: $out"
+run validate "$src/scenarios/testdata/broken"
+[[ $rc -eq 2 ]] && ok || fail "a directory without */scenario.yaml: rc $rc"
+run validate /nonexistent/scenario.yaml
+one_line "validate a missing file"
+run list
+[[ $rc -eq 0 && "$out" == *S01-accounting-backend-stall*db.mysql*runnable* ]] && ok ||
+  fail "list: rc $rc: ${out:0:300}"
+run show S06-state-save-unwritable
+[[ $rc -eq 0 && "$out" == *"root cause: storage.state_save"* ]] && ok || fail "show: rc $rc"
+run show S99-nothing
+one_line "show an unknown id"
+run show
+one_line "show without an id"
+SLURM_RCA_SCENARIOS=/nonexistent run list
+one_line "list with a missing scenario directory"
+rm -f /tmp/rca_sc_err.$$
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,199 @@
+// scenario_test: the vocabulary, the strict parser and every invariant. Each file of
+// scenarios/testdata/broken/ names, in its first line (`# rule: ID`), the one rule it breaks;
+// the test asserts it is rejected with exactly that rule, and that the example scenarios pass.
+#include "scenarios/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "scenarios/live/faults.h"
+#include "scenarios/validate.h"
+#include "scenarios/vocabulary.h"
+
+namespace slurm_rca::scenarios {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = SLURM_RCA_SOURCE_DIR;
+const std::string kBroken = kSource + "/scenarios/testdata/broken";
+
+std::string ExpectedRule(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  const std::string prefix = "# rule: ";
+  return first.rfind(prefix, 0) == 0 ? first.substr(prefix.size()) : "";
+}
+
+std::vector<std::string> BrokenFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kBroken)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(Vocabulary, SeedComponentsPlusMunge) {
+  const auto& c = Components();
+  EXPECT_EQ(c.size(), 14u);
+  for (size_t i = 1; i < c.size(); ++i) EXPECT_LT(c[i - 1].id, c[i].id);
+  for (const char* id :
+       {"storage.shared_fs", "storage.state_save", "db.mysql", "slurm.slurmdbd", "slurm.slurmctld",
+        "slurm.scheduler", "slurm.slurmd", "slurm.config", "gpu.device", "gpu.driver",
+        "fabric.interconnect", "network.control_plane", "unknown", "auth.munge"}) {
+    EXPECT_TRUE(IsComponent(id)) << id;
+  }
+  for (const Component& x : c) EXPECT_FALSE(x.meaning.empty()) << x.id;
+  EXPECT_FALSE(IsComponent("slurm.partition"));
+}
+
+TEST(Vocabulary, Actions) {
+  Action a;
+  EXPECT_FALSE(ParseAction("repair:storage.state_save", &a));
+  EXPECT_EQ(a.verb, "repair");
+  EXPECT_EQ(a.component, "storage.state_save");
+  EXPECT_TRUE(ParseAction("repair"));
+  EXPECT_TRUE(ParseAction("reboot:slurm.slurmd"));
+  EXPECT_TRUE(ParseAction("restart:slurm.nothing"));
+  EXPECT_TRUE(ParseAction("investigate:unknown"));
+}
+
+TEST(Vocabulary, FaultsMirrorTheLiveCatalog) {
+  const auto& catalog = live::FaultCatalog();
+  ASSERT_EQ(catalog.size(), FaultPrimitives().size());
+  for (size_t i = 0; i < catalog.size(); ++i) {
+    const FaultPrimitive& p = FaultPrimitives()[i];
+    EXPECT_EQ(catalog[i].name, p.name);
+    std::string options;
+    for (std::string_view o : p.options)
+      options += (options.empty() ? "--" : " --") + std::string(o);
+    EXPECT_EQ(catalog[i].options, options) << p.name;
+  }
+}
+
+TEST(Scenarios, ExamplesValidate) {
+  auto paths = ScenarioPaths(kSource + "/scenarios");
+  ASSERT_GE(paths.size(), 3u);
+  Suite suite = LoadSuite(paths);
+  for (const Problem& p : suite.problems) ADD_FAILURE() << p.ToString();
+  EXPECT_EQ(suite.scenarios.size(), paths.size());
+  for (const Scenario& s : suite.scenarios) {
+    EXPECT_TRUE(s.Diagnosable()) << s.id;
+    EXPECT_FALSE(s.Measured()) << s.id;  // no recorded run yet
+    EXPECT_FALSE(s.faults.empty()) << s.id;
+  }
+}
+
+TEST(Scenarios, BrokenCorpusTriggersExactlyItsRule) {
+  auto files = BrokenFiles();
+  ASSERT_FALSE(files.empty());
+  for (const std::string& f : files) {
+    std::string rule = ExpectedRule(f);
+    ASSERT_FALSE(rule.empty()) << f << ": first line must be '# rule: ID'";
+    std::vector<Problem> problems = CheckFile(f);
+    std::set<std::string> rules;
+    std::string all;
+    for (const Problem& p : problems) {
+      rules.insert(p.rule);
+      all += "\n  " + p.ToString();
+      EXPECT_EQ(p.file, f);
+      EXPECT_GT(p.line, 0) << p.ToString();
+    }
+    EXPECT_EQ(rules, std::set<std::string>{rule}) << f << all;
+  }
+}
+
+TEST(Scenarios, EveryRuleHasABrokenFile) {
+  std::set<std::string> covered;
+  for (const std::string& f : BrokenFiles()) covered.insert(ExpectedRule(f));
+  // Rules that need more than one file or a directory are covered by the tests below.
+  const std::set<std::string> elsewhere = {"id-dir", "duplicate-id", "duplicate-canary"};
+  for (const RuleInfo& r : Rules()) {
+    if (elsewhere.count(std::string(r.id))) continue;
+    EXPECT_TRUE(covered.count(std::string(r.id))) << "no broken file for rule " << r.id;
+  }
+  for (const std::string& c : covered) {
+    bool known =
+        std::any_of(Rules().begin(), Rules().end(), [&](const RuleInfo& r) { return r.id == c; });
+    EXPECT_TRUE(known) << "unknown rule " << c;
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Scenarios, IdMustMatchDirectory) {
+  fs::path dir = fs::temp_directory_path() / ("scenario_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "S99-elsewhere");
+  std::string good = kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml";
+  fs::copy_file(good, dir / "S99-elsewhere" / "scenario.yaml");
+  auto problems = CheckFile((dir / "S99-elsewhere" / "scenario.yaml").string());
+  fs::remove_all(dir);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].rule, "id-dir");
+  EXPECT_EQ(problems[0].line, 3);
+}
+
+TEST(Scenarios, SuiteRejectsDuplicateIdsAndCanaries) {
+  std::string good = kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml";
+  Suite suite = LoadSuite({good, good});
+  std::set<std::string> rules;
+  for (const Problem& p : suite.problems) rules.insert(p.rule);
+  EXPECT_EQ(rules, (std::set<std::string>{"duplicate-id", "duplicate-canary"}));
+}
+
+TEST(Scenarios, ProblemsCarryTheLine) {
+  std::string text = ReadFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+  text += "colour: blue\n";
+  LoadResult r = ParseScenario(text, "x.yaml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  EXPECT_EQ(r.problems[0].line, lines);
+  EXPECT_EQ(r.problems[0].rule, "unknown-key");
+  EXPECT_EQ(r.problems[0].ToString().rfind("x.yaml:" + std::to_string(lines) + ": unknown-key:", 0),
+            0u);
+}
+
+TEST(Scenarios, AnEmptyValueIsReportedAtItsKey) {
+  std::string f = kBroken + "/wrong-type-chain-null.yaml";
+  std::string text = ReadFile(f);
+  int key_line = 1 + static_cast<int>(std::count(
+                         text.begin(), text.begin() + text.find("\ncausal_chain:") + 1, '\n'));
+  auto problems = CheckFile(f);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].line, key_line);
+}
+
+TEST(Scenarios, SchemaDocNamesEveryRuleAndComponent) {
+  std::string doc = ReadFile(kSource + "/scenarios/SCHEMA.md");
+  for (const RuleInfo& r : Rules()) {
+    EXPECT_NE(doc.find("`" + std::string(r.id) + "`"), std::string::npos) << r.id;
+  }
+  for (const Component& c : Components()) {
+    EXPECT_NE(doc.find("`" + std::string(c.id) + "`"), std::string::npos) << c.id;
+  }
+}
+
+TEST(Scenarios, DerivedProperties) {
+  LoadResult r =
+      LoadScenarioFile(kSource + "/scenarios/S01-accounting-backend-stall/scenario.yaml");
+  ASSERT_TRUE(r.scenario);
+  EXPECT_EQ(r.scenario->RootCause(), "db.mysql");
+  EXPECT_EQ(r.scenario->PropagationS(), 60);
+  EXPECT_DOUBLE_EQ(r.scenario->CreditFor("slurm.slurmdbd"), 0.2);
+  EXPECT_DOUBLE_EQ(r.scenario->CreditFor("gpu.device"), 0.0);
+}
+
+}  // namespace
+}  // namespace slurm_rca::scenarios

@@ -1,0 +1,400 @@
+#include "scenarios/validate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "scenarios/vocabulary.h"
+
+namespace slurm_rca::scenarios {
+
+const std::vector<RuleInfo>& Rules() {
+  static const std::vector<RuleInfo> rules = {
+      {kRuleYamlSyntax, "the file is not readable YAML"},
+      {kRuleNotMapping, "the top level is not a mapping"},
+      {kRuleUnknownKey, "a key the schema does not define"},
+      {kRuleMissingKey, "a required key is absent"},
+      {kRuleWrongType, "a value of the wrong type (string for list, quoted number, ...)"},
+      {kRuleBadEnum, "family, difficulty or status outside its closed set"},
+      {"id-format", "id must match ^S\\d{2}-[a-z0-9]+(-[a-z0-9]+)*$"},
+      {"id-dir", "a scenario.yaml must sit in a directory named after its id"},
+      {"blank-text", "title, symptom and injection must not be blank"},
+      {"canary-uuid", "canary must be a UUID"},
+      {"blocked-reason", "blocked needs a blocked_reason; runnable must not have one"},
+      {"blocked-measured", "a blocked scenario cannot be measured"},
+      {"chain-empty", "causal_chain must not be empty"},
+      {"chain-order", "observable_at_s must not decrease along the chain"},
+      {"chain-start", "the first hop is observable at 0"},
+      {"evidence-empty", "every hop has at least one non-blank evidence string"},
+      {"multi-layer-hops", "multi_layer needs at least 3 hops"},
+      {"node-unknown", "a component outside the closed vocabulary"},
+      {"credit-range", "credit must be within [0, 1]"},
+      {"credit-monotone", "a consequence never outscores its cause along the chain"},
+      {"full-credit-count", "at most one answer earns full credit"},
+      {"score-duplicate", "a component is scored twice"},
+      {"rationale-blank", "every credit has a rationale"},
+      {"undiagnosable-credit", "undiagnosable: only unknown earns full credit"},
+      {"root-cause", "diagnosable: the full-credit answer is the first hop's component"},
+      {"unknown-credit", "diagnosable: abstaining earns less than 0.2"},
+      {"reported-credit", "the reported component, if not the cause, earns at most 0.2"},
+      {"distractor", "distractors are explained and are never the root cause"},
+      {"ruled-out", "ruled_out components are explained, not unknown and never the root cause"},
+      {"action-invalid", "an action is verb:component with a known verb and component"},
+      {"action-duplicate", "an action is listed twice, or is both helpful and harmful"},
+      {"measured-evidence",
+       "measured needs a method, observations and a t+<N>s observation for each later hop"},
+      {"observe-window", "observe_s covers the chain (>= propagation_s)"},
+      {"fault-unknown", "a fault primitive FaultCatalog() does not have"},
+      {"fault-option", "a fault target option the primitive does not read, or a bad value"},
+      {"faults-missing", "a runnable scenario names the faults that inject it"},
+      {"ticket-leak", "the ticket names the root cause, its key words or quotes its evidence"},
+      {"duplicate-id", "two scenarios share an id"},
+      {"duplicate-canary", "two scenarios share a canary"},
+  };
+  return rules;
+}
+
+namespace {
+
+bool Blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool IsUuid(std::string s) {
+  static const std::regex dashed(
+      "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+  static const std::regex plain("[0-9a-fA-F]{32}");
+  if (s.rfind("urn:uuid:", 0) == 0) s = s.substr(9);
+  if (s.size() > 2 && s.front() == '{' && s.back() == '}') s = s.substr(1, s.size() - 2);
+  return std::regex_match(s, dashed) || std::regex_match(s, plain);
+}
+
+std::string Fmt(double d) {
+  std::string s = std::to_string(d);
+  while (s.size() > 1 && s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+class Checker {
+ public:
+  explicit Checker(const Scenario& s) : s_(s) {}
+
+  void Add(int line, const char* rule, std::string message) {
+    out_.push_back({s_.file, line, rule, std::move(message)});
+  }
+
+  void Node(const std::string& node, int line, const std::string& where) {
+    if (!IsComponent(node)) Add(line, "node-unknown", where + ": unknown component '" + node + "'");
+  }
+
+  void Actions(const std::vector<Item>& items, const std::string& where,
+               std::set<std::string>* seen) {
+    for (const Item& a : items) {
+      if (auto err = ParseAction(a.value)) {
+        Add(a.line, "action-invalid", where + ": " + *err);
+      } else if (!seen->insert(a.value).second) {
+        Add(a.line, "action-duplicate", where + ": '" + a.value + "' is listed twice");
+      }
+    }
+  }
+
+  std::vector<Problem> Run();
+
+ private:
+  const Scenario& s_;
+  std::vector<Problem> out_;
+};
+
+std::vector<Problem> Checker::Run() {
+  static const std::regex id_re("S[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*");
+  if (!std::regex_match(s_.id, id_re)) {
+    Add(s_.Line("id"), "id-format", "id '" + s_.id + "' is not S<two digits>-kebab-name");
+  }
+  for (const char* key : {"title", "symptom", "injection"}) {
+    const std::string& v = key == std::string("title")     ? s_.title
+                           : key == std::string("symptom") ? s_.symptom
+                                                           : s_.injection;
+    if (Blank(v)) Add(s_.Line(key), "blank-text", std::string(key) + " is blank");
+  }
+  if (!IsUuid(s_.canary)) {
+    Add(s_.Line("canary"), "canary-uuid", "canary '" + s_.canary + "' is not a UUID");
+  }
+  bool blocked = s_.status == "blocked";
+  if (blocked && Blank(s_.blocked_reason)) {
+    Add(s_.Line("status"), "blocked-reason", "status blocked needs a non-blank blocked_reason");
+  }
+  if (!blocked && !Blank(s_.blocked_reason)) {
+    Add(s_.Line("blocked_reason"), "blocked-reason", "a runnable scenario has a blocked_reason");
+  }
+  if (blocked && s_.Measured()) {
+    Add(s_.verification->line, "blocked-measured", "a blocked scenario says it was measured");
+  }
+
+  // Vocabulary.
+  Node(s_.reported_node, s_.Line("reported_node"), "reported_node");
+  for (const Hop& h : s_.causal_chain) Node(h.node, h.line, "causal_chain");
+  for (const Credit& c : s_.scoring) {
+    Node(c.node, c.line, "scoring");
+    if (c.credit < 0.0 || c.credit > 1.0) {
+      Add(c.line, "credit-range",
+          "credit " + Fmt(c.credit) + " for " + c.node + " is outside [0, 1]");
+    }
+  }
+
+  // Chain.
+  const auto& chain = s_.causal_chain;
+  if (chain.empty()) {
+    Add(s_.Line("causal_chain"), "chain-empty", "causal_chain is empty");
+  } else {
+    if (chain.front().observable_at_s != 0) {
+      Add(chain.front().line, "chain-start",
+          "the first hop is observable at " + std::to_string(chain.front().observable_at_s) +
+              " s, not 0");
+    }
+    for (size_t i = 1; i < chain.size(); ++i) {
+      if (chain[i].observable_at_s < chain[i - 1].observable_at_s) {
+        Add(chain[i].line, "chain-order",
+            "hop " + std::to_string(i + 1) + " (" + chain[i].node + ") is observable before hop " +
+                std::to_string(i));
+      }
+    }
+    for (const Hop& h : chain) {
+      bool blank = h.evidence.empty() || std::any_of(h.evidence.begin(), h.evidence.end(),
+                                                     [](const Item& e) { return Blank(e.value); });
+      if (blank) Add(h.line, "evidence-empty", "hop " + h.node + " has no or blank evidence");
+    }
+  }
+  if (s_.difficulty == "multi_layer" && chain.size() < 3) {
+    Add(s_.Line("difficulty"), "multi-layer-hops",
+        "multi_layer needs at least 3 hops, the chain has " + std::to_string(chain.size()));
+  }
+  if (s_.observe_s < s_.PropagationS()) {
+    Add(s_.Line("observe_s"), "observe-window",
+        "observe_s " + std::to_string(s_.observe_s) + " is shorter than the chain (" +
+            std::to_string(s_.PropagationS()) + " s)");
+  }
+
+  // Credit table.
+  std::set<std::string> scored;
+  int full = 0;
+  for (const Credit& c : s_.scoring) {
+    if (!scored.insert(c.node).second) {
+      Add(c.line, "score-duplicate", c.node + " is scored twice");
+    }
+    if (Blank(c.rationale)) Add(c.line, "rationale-blank", c.node + " has a blank rationale");
+    if (c.credit >= 1.0) {
+      ++full;
+      if (full == 2) Add(c.line, "full-credit-count", "more than one answer earns full credit");
+    }
+  }
+  bool diagnosable = s_.Diagnosable();
+  std::string root = s_.RootCause();
+  if (diagnosable) {
+    double prev = 2.0;
+    std::set<std::string> seen;
+    for (const Hop& h : chain) {
+      if (!seen.insert(h.node).second) continue;
+      double c = s_.CreditFor(h.node);
+      if (c > prev) {
+        Add(h.line, "credit-monotone",
+            h.node + " (" + Fmt(c) + ") outscores its cause (" + Fmt(prev) + ")");
+      }
+      prev = std::min(prev, c);
+    }
+  }
+  if (s_.difficulty == "undiagnosable") {
+    if (diagnosable || s_.CreditFor(std::string(kUnknown)) < 1.0) {
+      Add(s_.Line("scoring"), "undiagnosable-credit",
+          "an undiagnosable scenario gives full credit to unknown and to nothing else");
+    }
+  } else if (!s_.difficulty.empty()) {
+    if (!diagnosable) {
+      Add(s_.Line("scoring"), "root-cause", "no component earns full credit");
+    } else if (!chain.empty() && chain.front().node != root) {
+      Add(s_.Line("scoring"), "root-cause",
+          "full credit goes to " + root + ", the chain starts at " + chain.front().node);
+    }
+    double u = s_.CreditFor(std::string(kUnknown));
+    if (u >= 0.2) {
+      Add(s_.Line("scoring"), "unknown-credit",
+          "unknown earns " + Fmt(u) + " in a diagnosable scenario (must be < 0.2)");
+    }
+  }
+  if (s_.reported_node != root && s_.CreditFor(s_.reported_node) > 0.2) {
+    Add(s_.Line("reported_node"), "reported-credit",
+        "the reported component " + s_.reported_node + " earns " +
+            Fmt(s_.CreditFor(s_.reported_node)) + " (at most 0.2 when it is not the cause)");
+  }
+
+  // Distractors and ruled_out.
+  for (const NodeNote& d : s_.distractors) {
+    Node(d.node, d.line, "distractors");
+    if (Blank(d.why)) Add(d.line, "distractor", "distractor " + d.node + " has no explanation");
+    if (diagnosable && d.node == root) {
+      Add(d.line, "distractor", "the root cause " + d.node + " is listed as a distractor");
+    }
+  }
+  std::set<std::string> ruled;
+  for (const NodeNote& r : s_.ruled_out) {
+    Node(r.node, r.line, "ruled_out");
+    if (Blank(r.why)) Add(r.line, "ruled-out", r.node + " is ruled out without the evidence");
+    if (r.node == kUnknown) Add(r.line, "ruled-out", "unknown cannot be ruled out");
+    if (diagnosable && r.node == root) {
+      Add(r.line, "ruled-out", "the root cause " + r.node + " is ruled out");
+    }
+  }
+
+  // Actions.
+  std::set<std::string> helpful, harmful;
+  if (s_.remediation_helpful) Actions(*s_.remediation_helpful, "remediation_helpful", &helpful);
+  Actions(s_.harmful_actions, "harmful_actions", &harmful);
+  for (const Item& a : s_.harmful_actions) {
+    if (helpful.count(a.value)) {
+      Add(a.line, "action-duplicate", "'" + a.value + "' is both helpful and harmful");
+    }
+  }
+
+  // Verification.
+  if (s_.Measured()) {
+    const Verification& v = *s_.verification;
+    if (Blank(v.method)) Add(v.line, "measured-evidence", "measured without a method");
+    if (v.observations.empty()) Add(v.line, "measured-evidence", "measured without observations");
+    for (size_t i = 1; i < chain.size(); ++i) {
+      std::string key = "t+" + std::to_string(chain[i].observable_at_s) + "s";
+      bool found = std::any_of(v.observations.begin(), v.observations.end(),
+                               [&](const auto& kv) { return kv.first == key; });
+      if (!found) {
+        Add(chain[i].line, "measured-evidence",
+            "measured, but no observation '" + key + "' for hop " + chain[i].node);
+      }
+    }
+  }
+
+  // Faults.
+  for (const FaultRef& f : s_.faults) {
+    const FaultPrimitive* p = FindFault(f.name);
+    if (!p) {
+      Add(f.line, "fault-unknown", "no fault primitive '" + f.name + "' (rca-bench fault list)");
+      continue;
+    }
+    for (const auto& [opt, value] : f.target) {
+      if (std::find(p->options.begin(), p->options.end(), opt) == p->options.end()) {
+        Add(f.line, "fault-option", f.name + " does not read the option '" + opt + "'");
+      } else if (auto err = CheckFaultOption(opt, value)) {
+        Add(f.line, "fault-option", f.name + ": " + *err);
+      }
+    }
+  }
+  if (!blocked && s_.faults.empty()) {
+    Add(s_.Line("status"), "faults-missing", "a runnable scenario names no fault primitive");
+  }
+
+  // Ticket leaks.
+  std::string ticket = Lower(s_.symptom);
+  int tl = s_.Line("symptom");
+  if (diagnosable) {
+    if (ticket.find(Lower(root)) != std::string::npos) {
+      Add(tl, "ticket-leak", "the ticket names the root cause " + root);
+    } else if (const Component* c = FindComponent(root)) {
+      for (std::string_view w : c->keywords) {
+        if (ticket.find(w) != std::string::npos) {
+          Add(tl, "ticket-leak", "the ticket uses '" + std::string(w) + "', a key word of " + root);
+          break;
+        }
+      }
+    }
+  }
+  if (!chain.empty()) {
+    static const std::regex quoted("'([^']{12,})'");
+    for (const Item& e : chain.front().evidence) {
+      for (std::sregex_iterator it(e.value.begin(), e.value.end(), quoted), end; it != end; ++it) {
+        std::string q = Lower((*it)[1].str());
+        if (ticket.find(q) != std::string::npos) {
+          Add(tl, "ticket-leak", "the ticket quotes the root hop's evidence '" + q + "'");
+        }
+      }
+    }
+  }
+  std::stable_sort(out_.begin(), out_.end(),
+                   [](const Problem& a, const Problem& b) { return a.line < b.line; });
+  return out_;
+}
+
+std::vector<Problem> CheckIdDir(const Scenario& s) {
+  std::filesystem::path p(s.file);
+  if (p.filename() != "scenario.yaml") return {};
+  std::string dir = p.parent_path().filename().string();
+  if (dir == s.id) return {};
+  return {{s.file, s.Line("id"), "id-dir",
+           "id '" + s.id + "' differs from its directory '" + dir + "'"}};
+}
+
+}  // namespace
+
+std::vector<Problem> Validate(const Scenario& s) { return Checker(s).Run(); }
+
+std::vector<Problem> CheckFile(const std::string& path) {
+  LoadResult r = LoadScenarioFile(path);
+  if (!r.scenario) return r.problems;
+  std::vector<Problem> p = CheckIdDir(*r.scenario);
+  for (Problem& q : Validate(*r.scenario)) p.push_back(std::move(q));
+  return p;
+}
+
+Suite LoadSuite(const std::vector<std::string>& paths) {
+  Suite suite;
+  for (const std::string& path : paths) {
+    LoadResult r = LoadScenarioFile(path);
+    for (Problem& p : r.problems) suite.problems.push_back(std::move(p));
+    if (!r.scenario) continue;
+    for (Problem& p : CheckIdDir(*r.scenario)) suite.problems.push_back(std::move(p));
+    for (Problem& p : Validate(*r.scenario)) suite.problems.push_back(std::move(p));
+    suite.scenarios.push_back(std::move(*r.scenario));
+  }
+  std::map<std::string, std::string> ids, canaries;
+  for (const Scenario& s : suite.scenarios) {
+    if (auto [it, fresh] = ids.emplace(s.id, s.file); !fresh) {
+      suite.problems.push_back(
+          {s.file, s.Line("id"), "duplicate-id", "id " + s.id + " is also in " + it->second});
+    }
+    std::string canary = Lower(s.canary);
+    canary.erase(std::remove_if(canary.begin(), canary.end(),
+                                [](char c) { return c == '-' || c == '{' || c == '}'; }),
+                 canary.end());
+    if (canary.rfind("urn:uuid:", 0) == 0) canary = canary.substr(9);
+    if (auto [it, fresh] = canaries.emplace(canary, s.file); !fresh) {
+      suite.problems.push_back({s.file, s.Line("canary"), "duplicate-canary",
+                                "canary " + s.canary + " is also in " + it->second});
+    }
+  }
+  return suite;
+}
+
+std::string DefaultScenariosDir() {
+  const char* env = std::getenv("SLURM_RCA_SCENARIOS");
+  if (env && *env) return env;
+  return std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios";
+}
+
+std::vector<std::string> ScenarioPaths(const std::string& dir) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::filesystem::path p = e.path() / "scenario.yaml";
+    if (e.is_directory() && std::filesystem::is_regular_file(p)) paths.push_back(p.string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+}  // namespace slurm_rca::scenarios

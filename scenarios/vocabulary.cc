@@ -1,0 +1,148 @@
+#include "scenarios/vocabulary.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace slurm_rca::scenarios {
+
+const std::vector<Component>& Components() {
+  // The 13 components of the seed benchmark (rca-bench.md section 2) plus auth.munge: the lab
+  // runs munged and its munge-stop fault breaks every client, a cause none of the 13 names.
+  static const std::vector<Component> components = {
+      {"auth.munge",
+       "MUNGE authentication daemon and key shared by every Slurm daemon and client",
+       {"munge", "munged", "credential"}},
+      {"db.mysql",
+       "accounting database (MariaDB/MySQL) behind slurmdbd",
+       {"mysql", "mariadb", "database"}},
+      {"fabric.interconnect",
+       "InfiniBand / RoCE fabric between compute nodes",
+       {"infiniband", "roce", "fabric", "interconnect"}},
+      {"gpu.device", "GPU hardware (XID, ECC, thermal)", {"ecc", "xid", "remap"}},
+      {"gpu.driver", "NVIDIA driver / NVML", {"nvml", "driver"}},
+      {"network.control_plane",
+       "network between control-plane services",
+       {"firewall", "nftables", "partitioned network", "packet"}},
+      {"slurm.config",
+       "Slurm configuration (slurm.conf, partitions, limits)",
+       {"slurm.conf", "misconfig"}},
+      {"slurm.scheduler", "scheduling loop (main + backfill)", {"backfill"}},
+      {"slurm.slurmctld", "Slurm controller daemon", {"slurmctld"}},
+      {"slurm.slurmd", "compute node daemon", {"slurmd "}},
+      {"slurm.slurmdbd", "Slurm database daemon", {"slurmdbd"}},
+      {"storage.shared_fs",
+       "shared filesystem backing job scratch and Slurm state",
+       {"nfs", "lustre", "shared filesystem"}},
+      {"storage.state_save",
+       "slurmctld StateSaveLocation",
+       {"statesave", "state save", "read-only", "permission"}},
+      {"unknown", "abstain: the evidence does not determine the cause", {}},
+  };
+  return components;
+}
+
+const Component* FindComponent(std::string_view id) {
+  for (const Component& c : Components()) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string_view>& ActionVerbs() {
+  static const std::vector<std::string_view> verbs = {"restart", "drain", "resume",
+                                                      "repair",  "reset", "investigate"};
+  return verbs;
+}
+
+std::optional<std::string> ParseAction(std::string_view text, Action* out) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return "action '" + std::string(text) + "' is not verb:component";
+  }
+  std::string_view verb = text.substr(0, colon);
+  std::string_view comp = text.substr(colon + 1);
+  if (std::find(ActionVerbs().begin(), ActionVerbs().end(), verb) == ActionVerbs().end()) {
+    return "action '" + std::string(text) +
+           "': unknown verb (restart, drain, resume, repair, reset, investigate)";
+  }
+  if (!IsComponent(comp)) return "action '" + std::string(text) + "': unknown component";
+  if (comp == kUnknown) return "action '" + std::string(text) + "': cannot act on unknown";
+  if (out) *out = {std::string(verb), std::string(comp)};
+  return std::nullopt;
+}
+
+const std::vector<FaultPrimitive>& FaultPrimitives() {
+  static const std::vector<FaultPrimitive> faults = {
+      {"db-freeze", {}},
+      {"dbd-stop", {}},
+      {"munge-stop", {}},
+      {"slurmd-kill", {"node"}},
+      {"slurmd-pause", {"node"}},
+      {"statesave-readonly", {"method"}},
+      {"rpc-flood", {"workers", "seconds"}},
+      {"net-drop", {"daemon"}},
+      {"drain", {"node", "reason"}},
+      {"gpu-fake", {"node", "mode"}},
+  };
+  return faults;
+}
+
+const FaultPrimitive* FindFault(std::string_view name) {
+  for (const FaultPrimitive& f : FaultPrimitives()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::optional<std::string> OneOf(std::string_view option, std::string_view value,
+                                 std::vector<std::string_view> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return std::nullopt;
+  std::string list;
+  for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  return std::string(option) + " '" + std::string(value) + "' is not one of " + list;
+}
+
+std::optional<std::string> IntIn(std::string_view option, std::string_view value, int lo, int hi) {
+  bool digits = !value.empty() && value.size() < 7 &&
+                std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(c); });
+  int v = digits ? std::stoi(std::string(value)) : -1;
+  if (digits && v >= lo && v <= hi) return std::nullopt;
+  return std::string(option) + " '" + std::string(value) + "' is not an integer in [" +
+         std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+}  // namespace
+
+std::optional<std::string> CheckFaultOption(std::string_view option, std::string_view value) {
+  if (option == "daemon") return OneOf(option, value, {"slurmdbd", "slurmctld", "mariadbd"});
+  if (option == "mode") return OneOf(option, value, {"ecc", "driver"});
+  if (option == "method") return OneOf(option, value, {"bind-ro", "immutable"});
+  if (option == "workers") return IntIn(option, value, 1, 256);
+  if (option == "seconds") return IntIn(option, value, 1, 3600);
+  if (option == "node") {
+    bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+    return ok ? std::nullopt
+              : std::optional<std::string>("node '" + std::string(value) + "' is not a node name");
+  }
+  if (option == "reason") {
+    return value.empty() ? std::optional<std::string>("reason is blank") : std::nullopt;
+  }
+  return "unknown option " + std::string(option);
+}
+
+const std::vector<std::string_view>& Families() {
+  static const std::vector<std::string_view> f = {"storage", "accounting_db", "controller",
+                                                  "gpu",     "fabric",        "scheduler_config"};
+  return f;
+}
+
+const std::vector<std::string_view>& Difficulties() {
+  static const std::vector<std::string_view> d = {"single_layer", "multi_layer", "undiagnosable"};
+  return d;
+}
+
+}  // namespace slurm_rca::scenarios
