@@ -1,8 +1,9 @@
 #include "mcp/tools.h"
 
+#include "mcp/audit_log.h"
+
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <thread>
 
 namespace slurm_rca::mcp {
@@ -14,13 +15,6 @@ Json ReadOnlyAnnotations(const std::string& title) {
           {"destructiveHint", false},
           {"idempotentHint", true},
           {"openWorldHint", false}};
-}
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
 }
 
 Json TextBlock(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
@@ -106,16 +100,7 @@ std::string NoEvidence(const Evidence& e) {
 
 void Audit(const SurfaceOptions& o, const std::string& tool, const std::string& topic,
            const Evidence& e) {
-  if (!o.audit) return;
-  o.audit({{"time", NowIso()},
-           {"tool", tool},
-           {"topic", topic},
-           {"argv", e.argv},
-           {"exit", e.exit_code},
-           {"duration_ms", static_cast<long>(e.seconds * 1000)},
-           {"cached", e.cached},
-           {"bytes", e.out.size()},
-           {"outcome", OutcomeName(e.outcome)}});
+  if (o.audit) o.audit(AuditRecord(tool, topic, e));
 }
 
 Json TopicEnum() {

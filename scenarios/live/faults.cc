@@ -120,8 +120,9 @@ FaultOutcome SignalFault(Lab& lab, const std::string& daemon, int sig, bool inje
   return Done("sent SIGCONT to " + daemon + " (pid " + std::to_string(id->pid) + ")");
 }
 
+// A daemon stopped (SIGTERM and wait, or SIGKILL when kill) on inject and started again on heal.
 FaultOutcome StopStartFault(Lab& lab, const std::string& daemon, bool inject,
-                            const std::string& key) {
+                            const std::string& key, bool kill) {
   Record rec{lab, key};
   auto id = lab.DaemonId(daemon);
   bool alive = id && IsAlive(*id);
@@ -130,9 +131,17 @@ FaultOutcome StopStartFault(Lab& lab, const std::string& daemon, bool inject,
       return rec.exists() ? Nothing(daemon + " is already stopped")
                           : Failed(daemon + " is not running: is the lab up?");
     }
-    if (Status s = lab.StopDaemon(daemon); !s.ok()) return Failed(s.message());
-    rec.Write({{"daemon", daemon}});
-    return Done("stopped " + daemon + " (SIGTERM to pid " + std::to_string(id->pid) + ")");
+    if (kill) {
+      SignalProcess(*id, SIGKILL);
+      for (int i = 0; i < 100 && IsAlive(*id); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    } else if (Status s = lab.StopDaemon(daemon); !s.ok()) {
+      return Failed(s.message());
+    }
+    rec.Write({{"daemon", daemon}, {"pid", id->ToString()}});
+    return Done(std::string(kill ? "sent SIGKILL to " : "stopped ") + daemon + " (" +
+                (kill ? "" : "SIGTERM to ") + "pid " + std::to_string(id->pid) + ")");
   }
   if (alive) {
     rec.Remove();
@@ -143,34 +152,6 @@ FaultOutcome StopStartFault(Lab& lab, const std::string& daemon, bool inject,
   rec.Remove();
   auto now = lab.DaemonId(daemon);
   return Done("started " + daemon + " again (pid " + std::to_string(now ? now->pid : 0) + ")");
-}
-
-FaultOutcome SlurmdKill(Lab& lab, const FaultTarget& t, bool inject) {
-  if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
-  std::string daemon = "slurmd-" + t.node;
-  Record rec{lab, "slurmd-kill-" + t.node};
-  auto id = lab.DaemonId(daemon);
-  bool alive = id && IsAlive(*id);
-  if (inject) {
-    if (!alive) {
-      return rec.exists() ? Nothing(daemon + " is already killed")
-                          : Failed(daemon + " is not running: is the lab up?");
-    }
-    SignalProcess(*id, SIGKILL);
-    for (int i = 0; i < 100 && IsAlive(*id); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    rec.Write({{"pid", id->ToString()}});
-    return Done("sent SIGKILL to " + daemon + " (pid " + std::to_string(id->pid) + ")");
-  }
-  if (alive) {
-    rec.Remove();
-    return Nothing(daemon + " is running");
-  }
-  std::ostringstream progress;
-  if (Status s = lab.StartDaemon(daemon, progress); !s.ok()) return Failed(s.message());
-  rec.Remove();
-  return Done("started " + daemon + " again");
 }
 
 FaultOutcome StateSaveReadonly(Lab& lab, const FaultTarget& t, bool inject) {
@@ -413,9 +394,12 @@ FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool
   if (!lab.exists()) return Failed("no lab in " + lab.options().dir + ": run cluster up first");
   int sig = inject ? SIGSTOP : SIGCONT;
   if (name == "db-freeze") return SignalFault(lab, "mariadbd", sig, inject, name);
-  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", inject, name);
-  if (name == "munge-stop") return StopStartFault(lab, "munged", inject, name);
-  if (name == "slurmd-kill") return SlurmdKill(lab, t, inject);
+  if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", inject, name, false);
+  if (name == "munge-stop") return StopStartFault(lab, "munged", inject, name, false);
+  if (name == "slurmd-kill") {
+    if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
+    return StopStartFault(lab, "slurmd-" + t.node, inject, "slurmd-kill-" + t.node, true);
+  }
   if (name == "slurmd-pause") {
     if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
     return SignalFault(lab, "slurmd-" + t.node, sig, inject, "slurmd-pause-" + t.node);
