@@ -80,6 +80,10 @@ std::pair<std::string, std::string> NodeState(const Lab& lab, const std::string&
   return {line.substr(0, bar), reason};
 }
 
+bool Contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
 bool IsDrained(const std::string& state) { return state.find("drain") != std::string::npos; }
 
 // After a resume the controller shows the node as not responding ("idle*") until its next
@@ -245,11 +249,44 @@ std::string TableName(const Lab& lab, const std::string& daemon) {
   return std::string("slurm_rca_") + hex + "_" + d;
 }
 
+// Brings a node back after its slurmd was unreachable: the controller set it DOWN ("Not
+// responding") and, with ReturnToService=2, returns it only at a later ping (about 20 s);
+// resuming it brings it back within a second. A node drained before keeps its drain.
+void RecoverNode(const Lab& lab, const std::string& node,
+                 const std::map<std::string, std::string>& prior) {
+  auto get = [&](const char* k) {
+    auto it = prior.find(k);
+    return it == prior.end() ? std::string() : it->second;
+  };
+  for (int i = 0; i < 120; ++i) {
+    auto [state, reason] = NodeState(lab, node);
+    if (!state.empty() && state.find('*') == std::string::npos) break;
+    if (state.rfind("down", 0) == 0 && reason == "Not responding" &&
+        get("prior_state").rfind("down", 0) != 0) {
+      lab.Client({"scontrol", "update", "nodename=" + node, "state=resume"});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  auto [state, reason] = NodeState(lab, node);
+  if (IsDrained(get("prior_state")) && reason != get("prior_reason")) {
+    lab.Client({"scontrol", "update", "nodename=" + node, "state=drain",
+                "reason=" + get("prior_reason")});
+  }
+}
+
 FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
   std::map<std::string, int> ports = {
       {"slurmdbd", lab.DbdPort()}, {"slurmctld", lab.CtldPort()}, {"mariadbd", lab.DbPort()}};
+  std::vector<std::string> nodes = lab.NodeNames();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ports["slurmd-" + nodes[i]] = lab.SlurmdPort(static_cast<int>(i) + 1);
+  }
   auto port = ports.find(t.daemon);
-  if (port == ports.end()) return Failed("--daemon must be slurmdbd, slurmctld or mariadbd");
+  if (port == ports.end()) {
+    return Failed("--daemon must be slurmdbd, slurmctld, mariadbd or slurmd-NODE (a node of "
+                  "this lab)");
+  }
+  std::string node = t.daemon.rfind("slurmd-", 0) == 0 ? t.daemon.substr(7) : "";
   std::string nft = lab.Program("nft");
   if (nft.empty()) return Failed("nft is not installed (Debian package nftables)");
   std::string table = TableName(lab, t.daemon);
@@ -257,6 +294,14 @@ FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
   bool present = RunTool({nft, "list", "table", "inet", table}, kEnv, std::chrono::seconds(5)).ok();
   if (inject) {
     if (present) return Nothing("traffic to " + t.daemon + " is already dropped");
+    std::map<std::string, std::string> kv = {{"table", table},
+                                             {"port", std::to_string(port->second)}};
+    if (!node.empty()) {
+      auto [state, reason] = NodeState(lab, node);
+      if (state.empty()) return Failed("cannot read the state of " + node);
+      kv["prior_state"] = state;
+      kv["prior_reason"] = reason;
+    }
     std::string rules = "table inet " + table + " {\n  chain out {\n" +
                         "    type filter hook output priority 0; policy accept;\n" +
                         "    oifname \"lo\" tcp dport " + std::to_string(port->second) +
@@ -264,15 +309,21 @@ FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
     ToolResult r = RunTool({nft, "-f", "-"}, kEnv, std::chrono::seconds(10), rules);
     if (!r.ok()) return Failed("nft: " + r.Summary());
     std::ofstream(lab.Path("run/nft.tables"), std::ios::app) << table << "\n";
-    rec.Write({{"table", table}, {"port", std::to_string(port->second)}});
+    rec.Write(kv);
     return Done("dropping TCP to 127.0.0.1:" + std::to_string(port->second) + " (" + t.daemon +
                 ") with nftables table inet " + table);
   }
-  rec.Remove();
-  if (!present) return Nothing("traffic to " + t.daemon + " is not dropped");
+  auto prior = rec.Read();
+  if (!present) {
+    rec.Remove();
+    return Nothing("traffic to " + t.daemon + " is not dropped");
+  }
   ToolResult r = RunTool({nft, "delete", "table", "inet", table}, kEnv, std::chrono::seconds(10));
   if (!r.ok()) return Failed("nft delete: " + r.Summary());
-  return Done("removed nftables table inet " + table);
+  if (!node.empty()) RecoverNode(lab, node, prior);
+  rec.Remove();
+  return Done("removed nftables table inet " + table +
+              (node.empty() ? "" : "; " + node + " responds again"));
 }
 
 FaultOutcome Drain(Lab& lab, const FaultTarget& t, bool inject) {
@@ -342,6 +393,207 @@ FaultOutcome GpuFake(Lab& lab, const FaultTarget& t, bool inject) {
               prior["prior_state"] + " again");
 }
 
+// The value of KEY=VALUE in a one-line `scontrol show ... -o` record ("" if absent).
+std::string Field(const std::string& record, const std::string& key) {
+  std::string want = " " + key + "=";
+  size_t at = (" " + record).find(want);
+  if (at == std::string::npos) return "";
+  size_t end = record.find_first_of(" \n", at + key.size() + 1);
+  return record.substr(at + key.size() + 1, end - at - key.size() - 1);
+}
+
+FaultOutcome PartitionDown(Lab& lab, const FaultTarget& t, bool inject) {
+  Record rec{lab, "partition-down-" + t.partition};
+  if (inject) {
+    if (rec.exists()) return Nothing("partition " + t.partition + " is already " + t.state);
+    if (t.state != "DOWN" && t.state != "DRAIN" && t.state != "INACTIVE") {
+      return Failed("--state must be DOWN, DRAIN or INACTIVE");
+    }
+    ToolResult show = lab.Client({"scontrol", "show", "partition", t.partition, "-o"});
+    std::string prior = Field(show.out, "State");
+    if (!show.ok() || prior.empty()) {
+      return Failed("no partition " + t.partition + " in this lab: " + show.Summary());
+    }
+    ToolResult r = lab.Client(
+        {"scontrol", "update", "partitionname=" + t.partition, "state=" + t.state});
+    if (!r.ok()) return Failed("scontrol update: " + r.Summary());
+    rec.Write({{"prior_state", prior}, {"state", t.state}});
+    return Done("set partition " + t.partition + " " + t.state + " (was " + prior + ")");
+  }
+  if (!rec.exists()) return Nothing("partition " + t.partition + " was not changed by this fault");
+  std::string prior = rec.Read()["prior_state"];
+  ToolResult r =
+      lab.Client({"scontrol", "update", "partitionname=" + t.partition, "state=" + prior});
+  if (!r.ok()) return Failed("scontrol update: " + r.Summary());
+  rec.Remove();
+  return Done("set partition " + t.partition + " " + prior + " again");
+}
+
+constexpr const char* kReservation = "rca_maint";
+
+FaultOutcome Reservation(Lab& lab, const FaultTarget& t, bool inject) {
+  Record rec{lab, "reservation"};
+  ToolResult show = lab.Client({"scontrol", "show", "reservation", kReservation, "-o"});
+  bool present = show.ok() && Contains(show.out, std::string("ReservationName=") + kReservation);
+  if (inject) {
+    if (present) return Nothing(std::string("reservation ") + kReservation + " already exists");
+    ToolResult hosts = lab.Client({"scontrol", "show", "hostnames", t.node});
+    std::istringstream names(hosts.out);
+    int count = 0;
+    for (std::string n; names >> n; ++count) {
+      if (!ValidNode(lab, n)) return Failed("no node " + n + " in this lab");
+    }
+    if (!hosts.ok() || count == 0) return Failed("--node " + t.node + " is not a hostlist");
+    ToolResult r = lab.Client({"scontrol", "create", "reservation",
+                               std::string("reservationname=") + kReservation, "nodes=" + t.node,
+                               "users=root", "flags=maint,ignore_jobs", "starttime=now",
+                               "duration=1-0"});
+    if (!r.ok()) return Failed("scontrol create reservation: " + r.Summary());
+    rec.Write({{"name", kReservation}, {"nodes", t.node}});
+    return Done(std::string("created reservation ") + kReservation + " on " + t.node +
+                " for root (maint, ignore_jobs, one day from now)");
+  }
+  rec.Remove();
+  if (!present) return Nothing(std::string("no reservation ") + kReservation);
+  ToolResult r = lab.Client(
+      {"scontrol", "delete", std::string("reservationname=") + kReservation});
+  if (!r.ok()) return Failed("scontrol delete reservation: " + r.Summary());
+  return Done(std::string("deleted reservation ") + kReservation);
+}
+
+// NAME=VALUE with NAME in names (case as given there) and VALUE an integer >= 0.
+bool ParseLimit(const std::string& limit, const std::vector<std::string>& names,
+                std::string& name, std::string& value) {
+  size_t eq = limit.find('=');
+  if (eq == std::string::npos) return false;
+  name = limit.substr(0, eq);
+  value = limit.substr(eq + 1);
+  if (std::find(names.begin(), names.end(), name) == names.end()) return false;
+  return !value.empty() && value.size() < 10 &&
+         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A limit on the account's association (assoc-limit) or on a QOS (qos-limit), set with sacctmgr
+// and restored to its prior value (-1: unset).
+FaultOutcome LimitFault(Lab& lab, const FaultTarget& t, bool inject, bool qos) {
+  std::vector<std::string> names =
+      qos ? std::vector<std::string>{"MaxJobsPerUser", "MaxSubmitJobsPerUser", "GrpJobs"}
+          : std::vector<std::string>{"GrpJobs", "MaxJobs", "GrpSubmitJobs", "MaxSubmitJobs"};
+  std::string limit = t.limit.empty() ? (qos ? "MaxJobsPerUser=1" : "GrpJobs=0") : t.limit;
+  std::string name, value;
+  if (!ParseLimit(limit, names, name, value)) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    return Failed("--limit must be NAME=VALUE with NAME one of " + list +
+                  " and VALUE an integer >= 0");
+  }
+  std::string who = qos ? t.qos : t.account;
+  Record rec{lab, std::string(qos ? "qos-limit-" : "assoc-limit-") + who + "-" + name};
+  std::vector<std::string> where =
+      qos ? std::vector<std::string>{"qos", "where", "name=" + who}
+          : std::vector<std::string>{"account", "where", "name=" + who,
+                                     "cluster=" + lab.options().cluster};
+  std::string what = (qos ? "QOS " : "account ") + who;
+  auto set = [&](const std::string& v) {
+    std::vector<std::string> argv = {"sacctmgr", "-i", "modify"};
+    argv.insert(argv.end(), where.begin(), where.end());
+    argv.insert(argv.end(), {"set", name + "=" + v});
+    return lab.Client(argv, std::chrono::seconds(30));
+  };
+  if (inject) {
+    if (rec.exists()) return Nothing(what + " already has the fault's " + name);
+    ToolResult show =
+        qos ? lab.Client({"sacctmgr", "-n", "-P", "show", "qos", "where", "name=" + who,
+                          "format=name," + name})
+            : lab.Client({"sacctmgr", "-n", "-P", "show", "assoc", "where", "account=" + who,
+                          "user=", "cluster=" + lab.options().cluster, "format=account," + name});
+    std::string line = show.out.substr(0, show.out.find('\n'));
+    size_t bar = line.find('|');
+    if (!show.ok() || bar == std::string::npos || line.substr(0, bar) != who) {
+      return Failed("no " + what + " in this lab's accounting: " + show.Summary());
+    }
+    std::string prior = line.substr(bar + 1);
+    ToolResult r = set(value);
+    if (!r.ok()) return Failed("sacctmgr modify: " + r.Summary());
+    rec.Write({{"limit", name}, {"value", value}, {"prior", prior}});
+    return Done("set " + name + "=" + value + " on " + what + " (was " +
+                (prior.empty() ? "unset" : prior) + ")");
+  }
+  if (!rec.exists()) return Nothing(what + " has no " + name + " set by this fault");
+  std::string prior = rec.Read()["prior"];
+  ToolResult r = set(prior.empty() ? "-1" : prior);
+  if (!r.ok()) return Failed("sacctmgr modify: " + r.Summary());
+  rec.Remove();
+  return Done("restored " + name + " on " + what + " to " + (prior.empty() ? "unset" : prior));
+}
+
+constexpr const char* kDbLockTag = "rca_db_lock_held";
+
+// The MariaDB sessions holding the db-lock (by the tag in their query), never the asking one.
+std::vector<std::string> DbLockSessions(const Lab& lab) {
+  ToolResult r = RunTool(
+      {lab.Program("mariadb"), "--no-defaults", "-S", lab.Path("run/mysqld.sock"), "-uroot", "-N",
+       "-e",
+       std::string("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%") +
+           kDbLockTag + "%' AND ID <> CONNECTION_ID()"},
+      kEnv, std::chrono::seconds(10));
+  std::vector<std::string> ids;
+  std::istringstream in(r.out);
+  for (std::string id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+FaultOutcome DbLock(Lab& lab, bool inject) {
+  Record rec{lab, "db-lock"};
+  std::string mariadb = lab.Program("mariadb");
+  if (mariadb.empty()) return Failed("mariadb is not installed (Debian package mariadb-client)");
+  auto client = ProcessId::Parse(rec.Read()["pid"]);
+  bool alive = client && IsAlive(*client);
+  std::string table = lab.options().cluster + "_job_table";
+  if (inject) {
+    if (alive || !DbLockSessions(lab).empty()) {
+      return Nothing("a session already holds LOCK TABLES " + table + " WRITE");
+    }
+    SpawnResult s = SpawnDaemon(
+        {mariadb, "--no-defaults", "-S", lab.Path("run/mysqld.sock"), "-uroot", "slurm_acct_db",
+         "-e", "LOCK TABLES " + table + " WRITE; SELECT SLEEP(86400) AS " + kDbLockTag},
+        kEnv, lab.Path("log/db-lock.log"));
+    if (!s.id) return Failed("cannot start the mariadb client: " + s.error);
+    rec.Write({{"pid", s.id->ToString()}, {"table", table}});
+    // The SELECT runs only once LOCK TABLES has returned: its session in the processlist means
+    // the lock is held.
+    for (int i = 0; i < 120 && DbLockSessions(lab).empty(); ++i) {
+      if (!IsAlive(*s.id)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    if (DbLockSessions(lab).empty()) {
+      StopProcess(*s.id, std::chrono::seconds(2));
+      rec.Remove();
+      return Failed("the lock was not taken within 30 s; see " + lab.Path("log/db-lock.log"));
+    }
+    return Done("holding LOCK TABLES slurm_acct_db." + table + " WRITE in a mariadb session (pid " +
+                std::to_string(s.id->pid) + ")");
+  }
+  if (alive) StopProcess(*client, std::chrono::seconds(2));
+  ReapChildren();
+  // Ending the client does not end its session at once (the server notices only when SLEEP
+  // returns): kill the session too.
+  std::vector<std::string> sessions = DbLockSessions(lab);
+  for (const std::string& id : sessions) {
+    RunTool({mariadb, "--no-defaults", "-S", lab.Path("run/mysqld.sock"), "-uroot", "-e",
+             "KILL " + id},
+            kEnv, std::chrono::seconds(10));
+  }
+  bool released = DbLockSessions(lab).empty();
+  rec.Remove();
+  if (!released) return Failed("a session with " + std::string(kDbLockTag) + " survived KILL");
+  if (!alive && sessions.empty()) return Nothing("no session holds the db-lock");
+  return Done("stopped the mariadb client" +
+              (alive ? " (pid " + std::to_string(client->pid) + ")" : std::string()) +
+              " and killed " + std::to_string(sessions.size()) + " session(s); " + table +
+              " is unlocked");
+}
+
 }  // namespace
 
 const std::vector<FaultInfo>& FaultCatalog() {
@@ -373,8 +625,11 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "SIGKILL of each worker's process group", "--workers --seconds"},
       {"net-drop", "nftables drop of TCP to one daemon's loopback port",
        "slurmdbd: sacct fails in about 2 s ('Connection timed out'); slurmctld: clients fail "
-       "after about 29 s",
-       "delete the nftables table", "--daemon"},
+       "after about 29 s; slurmd-NODE: the node is not responding (idle*) after about 14 s and "
+       "DOWN ('Not responding') after about 31 s",
+       "delete the nftables table; slurmd-NODE: resume the node if it went DOWN (back within "
+       "about a second; alone it returns only after about 22 s) and wait until it responds",
+       "--daemon"},
       {"drain", "scontrol update state=drain with a reason",
        "sinfo -R shows the reason; jobs that need the node pend with ReqNodeNotAvail",
        "the node's prior state and reason are restored", "--node --reason"},
@@ -383,6 +638,38 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "node's trusted bin directory",
        "the lab's HealthCheckProgram drains the node with a 'gpu:' reason within about 5 s",
        "remove the double; resume the node if the health check drained it", "--node --mode"},
+      {"ctld-pause", "SIGSTOP of slurmctld",
+       "squeue, sinfo and scontrol fail after MessageTimeout (10 s) with 'Socket timed out on "
+       "send/recv operation'; sacct and sacctmgr answer; nodes stay idle",
+       "SIGCONT; clients answer at once and no node is marked DOWN (a 25 s pause)", ""},
+      {"partition-down", "scontrol update partitionname=P state=S (DOWN, DRAIN or INACTIVE)",
+       "DOWN: jobs submitted to P pend with Reason PartitionDown; DRAIN, INACTIVE: sbatch fails "
+       "with 'Required partition not available (inactive or drain)'",
+       "the partition's prior State (from scontrol show partition) is restored",
+       "--partition --state"},
+      {"reservation",
+       "scontrol create reservation rca_maint on the nodes, users=root, flags=maint,ignore_jobs, "
+       "starttime=now, duration=1-0",
+       "scontrol show reservation lists rca_maint (ACTIVE, MAINT,IGNORE_JOBS,SPEC_NODES); sinfo "
+       "shows the nodes as maint; a job asking for one of them without --reservation pends "
+       "with Reason 'ReqNodeNotAvail, May be reserved for other job'",
+       "scontrol delete reservationname=rca_maint", "--node"},
+      {"assoc-limit", "sacctmgr modify account A (its account association) set NAME=VALUE",
+       "GrpJobs=0: jobs of account A pend with Reason AssocGrpJobsLimit; other accounts run",
+       "the prior value is set again (-1 when it was unset)", "--account --limit"},
+      {"qos-limit", "sacctmgr modify qos Q set NAME=VALUE (every association has QOS normal)",
+       "MaxJobsPerUser=1: a user's second job pends with Reason QOSMaxJobsPerUserLimit",
+       "the prior value is set again (-1 when it was unset); pending jobs start at the next "
+       "scheduling pass",
+       "--qos --limit"},
+      {"db-lock",
+       "a mariadb client session holding LOCK TABLES CLUSTER_job_table WRITE (tracked by PID)",
+       "sacct hangs with no error (over 300 s measured; it has no timeout of its own); sacctmgr "
+       "show assoc, sinfo, squeue, srun and sbatch answer; slurmdbd cannot record jobs, so "
+       "sdiag's DBD Agent queue size grows (6 after one srun and one sbatch)",
+       "stop the client by PID and KILL its session; sacct answers and the queue drains within "
+       "a second",
+       ""},
   };
   return catalog;
 }
@@ -409,6 +696,12 @@ FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool
   if (name == "net-drop") return NetDrop(lab, t, inject);
   if (name == "drain") return Drain(lab, t, inject);
   if (name == "gpu-fake") return GpuFake(lab, t, inject);
+  if (name == "ctld-pause") return SignalFault(lab, "slurmctld", sig, inject, name);
+  if (name == "partition-down") return PartitionDown(lab, t, inject);
+  if (name == "reservation") return Reservation(lab, t, inject);
+  if (name == "assoc-limit") return LimitFault(lab, t, inject, false);
+  if (name == "qos-limit") return LimitFault(lab, t, inject, true);
+  if (name == "db-lock") return DbLock(lab, inject);
   return Failed("unknown fault '" + name + "' (rca-bench fault list)");
 }
 

@@ -7,8 +7,9 @@
 //   FaultOutcome o = InjectFault(lab, "slurmd-kill", t);   // SIGKILL the slurmd of node3
 //   HealFault(lab, "slurmd-kill", t);                       // start it again
 //
-// Faults: db-freeze, dbd-stop, munge-stop, slurmd-kill, slurmd-pause, statesave-readonly,
-// rpc-flood, net-drop, drain, gpu-fake. FaultCatalog() describes each.
+// Faults: db-freeze, db-lock, dbd-stop, munge-stop, ctld-pause, slurmd-kill, slurmd-pause,
+// statesave-readonly, rpc-flood, net-drop, drain, gpu-fake, partition-down, reservation,
+// assoc-limit, qos-limit. FaultCatalog() describes each.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 #define SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 
@@ -20,13 +21,19 @@
 namespace slurm_rca::live {
 
 struct FaultTarget {
-  std::string node = "node1";        // slurmd-kill, slurmd-pause, drain, gpu-fake
-  std::string daemon = "slurmdbd";   // net-drop: slurmdbd, slurmctld or mariadbd
+  // slurmd-kill, slurmd-pause, drain, gpu-fake: one node; reservation: a hostlist (node[3-4])
+  std::string node = "node1";
+  std::string daemon = "slurmdbd";   // net-drop: slurmdbd, slurmctld, mariadbd or slurmd-NODE
   std::string reason = "rca-bench: drained by fault injection";  // drain
   std::string mode = "ecc";          // gpu-fake: ecc or driver
   int workers = 16;                  // rpc-flood
   int seconds = 600;                 // rpc-flood: each worker stops by itself after this
   std::string method = "bind-ro";    // statesave-readonly: bind-ro or immutable
+  std::string partition = "gpu";     // partition-down
+  std::string state = "DOWN";        // partition-down: DOWN, DRAIN or INACTIVE
+  std::string account = "research";  // assoc-limit
+  std::string qos = "normal";        // qos-limit
+  std::string limit;                 // assoc-limit (default GrpJobs=0), qos-limit (MaxJobsPerUser=1)
 };
 
 struct FaultInfo {

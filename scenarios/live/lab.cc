@@ -433,9 +433,14 @@ Status Lab::StartDaemon(const std::string& name, std::ostream& progress) {
     if (!key.ok()) return Status::Error("mungekey: " + key.Summary());
   }
   if (name == "mariadbd" && !fs::exists(Path("mysql/data/mysql"))) {
+    std::error_code tmp_ec;
+    fs::create_directories(Path("mysql/tmp"), tmp_ec);
     ToolResult init = RunTool({Program("mariadb-install-db"), "--no-defaults",
                                "--datadir=" + Path("mysql/data"), "--user=root",
-                               "--auth-root-authentication-method=normal", "--skip-test-db"},
+                               "--auth-root-authentication-method=normal", "--skip-test-db",
+                               // Its own temporary directory: labs set up at once in /tmp
+                               // removed each other's temporary tables.
+                               "--tmpdir=" + Path("mysql/tmp")},
                               kBaseEnv, std::chrono::seconds(120));
     if (!init.ok()) return Status::Error("mariadb-install-db: " + init.Summary());
   }
@@ -577,6 +582,15 @@ void Lab::CleanUpFaultState(std::ostream& progress) const {
     }
   }
   fs::remove(Path("run/flood.ids"));
+  // The mariadb client holding the db-lock, by the PID in its record (pid=PID@START).
+  std::ifstream lock(Path("faults/db-lock"));
+  while (std::getline(lock, line)) {
+    if (line.rfind("pid=", 0) != 0) continue;
+    if (auto id = ProcessId::Parse(line.substr(4)); id && IsAlive(*id)) {
+      StopProcess(*id, std::chrono::seconds(2));
+      progress << "  stopped the db-lock client (pid " << id->pid << ")\n";
+    }
+  }
   // nftables tables named after this lab.
   std::string table_list = Path("run/nft.tables");
   std::ifstream tables(table_list);

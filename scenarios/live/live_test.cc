@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -25,7 +26,13 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::seconds;
 
-constexpr int kPortBase = 26800;  // away from the default lab's ports (16800)
+// Ports of the tests' labs: 26800, away from the default lab's (16800), unless
+// SLURM_RCA_LIVE_PORT_BASE says otherwise (to run beside another session's labs).
+int PortBase() {
+  const char* env = std::getenv("SLURM_RCA_LIVE_PORT_BASE");
+  int base = env == nullptr ? 0 : std::atoi(env);
+  return base >= 1024 && base <= 65000 ? base : 26800;
+}
 
 // Prints the live tests' total time; the issue bounds it at 10 minutes.
 class LiveTimer : public ::testing::Environment {
@@ -70,7 +77,7 @@ class LiveLab : public ::testing::Test {
     if (::geteuid() != 0) return;
     char dir[] = "/tmp/rca-live-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
-    lab_ = new Lab(LabOptions{.dir = dir, .nodes = 4, .port_base = kPortBase});
+    lab_ = new Lab(LabOptions{.dir = dir, .nodes = 4, .port_base = PortBase()});
     auto start = Clock::now();
     Status s = lab_->Up(std::cout);
     ASSERT_TRUE(s.ok()) << s.message();
@@ -139,6 +146,21 @@ class LiveLab : public ::testing::Test {
     EXPECT_FALSE(again.changed) << "healing twice changed something: " << again.message;
   }
 
+  // Submits a batch job; returns its id ("" on failure, with the failure recorded).
+  static std::string Submit(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"sbatch", "--parsable"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ToolResult r = Run(argv);
+    EXPECT_TRUE(r.ok()) << r.Summary();
+    return r.ok() ? r.out.substr(0, r.out.find_first_of(";\n")) : "";
+  }
+
+  // "PENDING|PartitionDown" of a job in squeue ("" once it left the queue).
+  static std::string JobStateReason(const std::string& id) {
+    ToolResult r = Run({"squeue", "-h", "-j", id, "-o", "%T|%r"}, seconds(15));
+    return r.out.substr(0, r.out.find('\n'));
+  }
+
   static Lab* lab_;
 };
 
@@ -185,7 +207,7 @@ TEST_F(LiveLab, StatusShowsEveryDaemonWithItsPidAndHealth) {
 TEST_F(LiveLab, APortInUseIsAClearError) {
   char dir[] = "/tmp/rca-live-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
-  Lab other(LabOptions{.dir = dir, .nodes = 1, .port_base = kPortBase});
+  Lab other(LabOptions{.dir = dir, .nodes = 1, .port_base = PortBase()});
   std::ostringstream progress;
   Status s = other.Up(progress);
   EXPECT_FALSE(s.ok());
@@ -361,6 +383,176 @@ TEST_F(LiveLab, GpuTestDoubleMakesTheHealthCheckDrainTheNode) {
   }
 }
 
+TEST_F(LiveLab, CtldPauseTimesOutSqueueWhileSacctAnswers) {
+  ExpectInjected("ctld-pause");
+  EXPECT_EQ(ProcessState(*lab_->DaemonId("slurmctld")).value_or('?'), 'T');
+  ToolResult squeue = Run({"squeue", "-h"}, seconds(4));
+  EXPECT_TRUE(squeue.timed_out) << "squeue should not answer a stopped slurmctld: "
+                                << squeue.Summary();
+  ToolResult sacct = Run({"sacct", "-a", "-X", "-n"}, seconds(5));
+  EXPECT_TRUE(sacct.ok()) << sacct.Summary();
+  EXPECT_LT(sacct.seconds, 2.0);
+  ExpectHealed("ctld-pause");
+  ToolResult again = Run({"squeue", "-h"}, seconds(5));
+  EXPECT_TRUE(again.ok()) << again.Summary();
+}
+
+TEST_F(LiveLab, NetDropToASlurmdMakesTheNodeDownAndHealResumesIt) {
+  FaultTarget t{.daemon = "slurmd-node3"};
+  auto start = Clock::now();
+  ExpectInjected("net-drop", t);
+  EXPECT_TRUE(WaitUntil(seconds(30), [] { return Contains(NodeState("node3"), "*"); }))
+      << NodeState("node3");
+  double not_responding = Since(start);
+  EXPECT_TRUE(WaitUntil(seconds(45), [] { return NodeState("node3") == "down*"; }))
+      << NodeState("node3");
+  std::cout << "[live] net-drop slurmd-node3: not responding after " << not_responding
+            << " s, down after " << Since(start) << " s\n";
+  EXPECT_EQ(NodeReason("node3"), "Not responding");
+  EXPECT_EQ(NodeState("node4"), "idle");
+  start = Clock::now();
+  ExpectHealed("net-drop", t);
+  std::cout << "[live] net-drop slurmd-node3: healed in " << Since(start) << " s\n";
+  EXPECT_EQ(NodeState("node3"), "idle");
+  EXPECT_EQ(NodeReason("node3"), "none");
+  FaultTarget bad{.daemon = "slurmd-node9"};
+  EXPECT_FALSE(InjectFault(*lab_, "net-drop", bad).status.ok());
+}
+
+TEST_F(LiveLab, PartitionDownPendsItsJobsWithReasonPartitionDown) {
+  FaultTarget t{.partition = "gpu", .state = "DOWN"};
+  ExpectInjected("partition-down", t);
+  ToolResult show = Run({"scontrol", "show", "partition", "gpu", "-o"});
+  EXPECT_TRUE(Contains(show.out, " State=DOWN ")) << show.out;
+  std::string job = Submit({"-p", "gpu", "--wrap", "true"});
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] {
+    return JobStateReason(job) == "PENDING|PartitionDown";
+  })) << JobStateReason(job);
+  ExpectHealed("partition-down", t);
+  show = Run({"scontrol", "show", "partition", "gpu", "-o"});
+  EXPECT_TRUE(Contains(show.out, " State=UP ")) << show.out;
+  EXPECT_TRUE(WaitUntil(seconds(30), [&] { return !Contains(JobStateReason(job), "PENDING"); }))
+      << JobStateReason(job);
+  FaultTarget bad{.partition = "gpu", .state = "UP"};
+  EXPECT_FALSE(InjectFault(*lab_, "partition-down", bad).status.ok());
+}
+
+TEST_F(LiveLab, ReservationHoldsTheNodesForRootAndMaintenance) {
+  FaultTarget t{.node = "node[3-4]"};
+  ExpectInjected("reservation", t);
+  ToolResult show = Run({"scontrol", "show", "reservation", "-o"});
+  EXPECT_TRUE(Contains(show.out, "ReservationName=rca_maint ")) << show.out;
+  EXPECT_TRUE(Contains(show.out, "Nodes=node[3-4] ")) << show.out;
+  EXPECT_TRUE(Contains(show.out, "Users=root ")) << show.out;
+  EXPECT_TRUE(Contains(show.out, "State=ACTIVE")) << show.out;
+  auto created = Clock::now();
+  EXPECT_TRUE(WaitUntil(seconds(15), [] { return NodeState("node3") == "maint"; }))
+      << NodeState("node3");
+  std::cout << "[live] reservation: sinfo shows node3 maint after " << Since(created) << " s\n";
+  EXPECT_EQ(NodeState("node2"), "idle");
+  // A job that needs node3 but not the reservation waits for it.
+  std::string job = Submit({"-w", "node3", "--wrap", "true"});
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] {
+    return JobStateReason(job) == "PENDING|ReqNodeNotAvail, May be reserved for other job";
+  })) << JobStateReason(job);
+  ExpectHealed("reservation", t);
+  EXPECT_FALSE(Run({"scontrol", "show", "reservation", "rca_maint"}).ok());
+  EXPECT_TRUE(WaitUntil(seconds(30), [&] { return !Contains(JobStateReason(job), "PENDING"); }))
+      << JobStateReason(job);
+  EXPECT_TRUE(WaitUntil(seconds(10), [] { return NodeState("node3") == "idle"; }))
+      << NodeState("node3");
+}
+
+TEST_F(LiveLab, AssocLimitPendsTheAccountsJobsOnly) {
+  auto grp_jobs = [] {
+    return Run({"sacctmgr", "-n", "-P", "show", "assoc", "where", "account=research", "user=",
+                "cluster=rca", "format=GrpJobs"})
+        .out;
+  };
+  ASSERT_EQ(grp_jobs(), "\n");
+  FaultTarget t{.account = "research", .limit = "GrpJobs=0"};
+  ExpectInjected("assoc-limit", t);
+  EXPECT_EQ(grp_jobs(), "0\n");
+  std::string research = Submit({"-A", "research", "--wrap", "true"});
+  std::string ops = Submit({"-A", "ops", "--wrap", "true"});
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] {
+    return JobStateReason(research) == "PENDING|AssocGrpJobsLimit";
+  })) << JobStateReason(research);
+  EXPECT_TRUE(WaitUntil(seconds(20), [&] { return JobStateReason(ops).empty(); }))
+      << "the ops job should run and end: " << JobStateReason(ops);
+  ExpectHealed("assoc-limit", t);
+  EXPECT_EQ(grp_jobs(), "\n");
+  EXPECT_TRUE(WaitUntil(seconds(30), [&] { return JobStateReason(research).empty(); }))
+      << JobStateReason(research);
+  FaultTarget bad{.limit = "GrpTRES=cpu=1"};
+  EXPECT_FALSE(InjectFault(*lab_, "assoc-limit", bad).status.ok());
+}
+
+TEST_F(LiveLab, QosLimitPendsTheUsersSecondJob) {
+  ToolResult qos = Run({"sacctmgr", "-n", "-P", "show", "assoc", "format=qos"});
+  EXPECT_TRUE(Contains(qos.out, "normal")) << "jobs run under QOS normal: " << qos.out;
+  auto max_jobs = [] {
+    return Run({"sacctmgr", "-n", "-P", "show", "qos", "where", "name=normal",
+                "format=MaxJobsPerUser"})
+        .out;
+  };
+  ASSERT_EQ(max_jobs(), "\n");
+  FaultTarget t{.qos = "normal", .limit = "MaxJobsPerUser=1"};
+  ExpectInjected("qos-limit", t);
+  EXPECT_EQ(max_jobs(), "1\n");
+  std::string first = Submit({"--wrap", "sleep 60"});
+  std::string second = Submit({"--wrap", "sleep 60"});
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] {
+    return Contains(JobStateReason(first), "RUNNING") &&
+           JobStateReason(second) == "PENDING|QOSMaxJobsPerUserLimit";
+  })) << JobStateReason(first) << " / " << JobStateReason(second);
+  ExpectHealed("qos-limit", t);
+  EXPECT_EQ(max_jobs(), "\n");
+  EXPECT_TRUE(WaitUntil(seconds(30), [&] { return Contains(JobStateReason(second), "RUNNING"); }))
+      << JobStateReason(second);
+  EXPECT_TRUE(Run({"scancel", first, second}).ok());
+  EXPECT_TRUE(WaitUntil(seconds(20), [&] {
+    return JobStateReason(first).empty() && JobStateReason(second).empty();
+  }));
+}
+
+TEST_F(LiveLab, DbLockHangsSacctWhileJobsQueueInTheDbdAgent) {
+  auto dbd_queue = [] {
+    ToolResult r = Run({"sdiag"});
+    size_t at = r.out.find("DBD Agent queue size:");
+    return at == std::string::npos ? -1L : std::stol(r.out.substr(at + 21));
+  };
+  ExpectInjected("db-lock");
+  std::string record = ReadFile(lab_->Path("faults/db-lock"));  // pid=PID@START\ntable=...
+  auto client = ProcessId::Parse(record.substr(4, record.find('\n') - 4));
+  ASSERT_TRUE(client.has_value());
+  EXPECT_TRUE(IsAlive(*client));
+  ToolResult sacct = Run({"sacct", "-a", "-X", "-n"}, seconds(8));
+  EXPECT_TRUE(sacct.timed_out) << "sacct should wait for the locked job table: "
+                               << sacct.Summary();
+  ToolResult squeue = Run({"squeue", "-h"}, seconds(5));
+  EXPECT_TRUE(squeue.ok()) << squeue.Summary();
+  EXPECT_TRUE(Run({"sinfo", "-h"}, seconds(5)).ok());
+  long before = dbd_queue();
+  ToolResult srun = Run({"srun", "-N1", "true"}, seconds(30));
+  EXPECT_TRUE(srun.ok()) << srun.Summary();
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] { return dbd_queue() > before; }))
+      << "the DBD agent queue did not grow: " << dbd_queue();
+  std::cout << "[live] db-lock: DBD Agent queue size " << before << " -> " << dbd_queue() << "\n";
+  auto healed = Clock::now();
+  ExpectHealed("db-lock");
+  EXPECT_FALSE(IsAlive(*client));
+  EXPECT_TRUE(WaitUntil(seconds(10), [&] { return dbd_queue() == 0; })) << dbd_queue();
+  std::cout << "[live] db-lock: queue drained " << Since(healed) << " s after heal\n";
+  std::string after;
+  EXPECT_TRUE(WaitUntil(seconds(30), [&] {
+    ToolResult r = Run({"sacct", "-a", "-X", "-n", "-P", "-o", "JobName,State"}, seconds(10));
+    after = r.out;
+    return Contains(r.out, "true|COMPLETED");
+  })) << "the srun job run under the lock is not in sacct: " << after;
+  std::cout << "[live] db-lock: the srun job is in sacct " << Since(healed) << " s after heal\n";
+}
+
 // The guard refuses abbreviations, case variants and clusters because Slurm expands them. This
 // measures that on the installed Slurm: each argv below is refused by the guard, and the same
 // argv, run directly, really does what the refusal says.
@@ -415,7 +607,7 @@ TEST(LiveCycles, ThreeUpDownCyclesLeaveNothingBehind) {
   ASSERT_NE(::mkdtemp(dir), nullptr);
   for (int cycle = 0; cycle < 3; ++cycle) {
     SCOPED_TRACE("cycle " + std::to_string(cycle));
-    Lab lab(LabOptions{.dir = dir, .nodes = 4, .port_base = kPortBase});
+    Lab lab(LabOptions{.dir = dir, .nodes = 4, .port_base = PortBase()});
     auto start = Clock::now();
     Status up = lab.Up(std::cout);
     ASSERT_TRUE(up.ok()) << up.message();
