@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "scenarios/live/capture.h"
 #include "scenarios/live/record.h"
+#include "scenarios/live/runner.h"
+#include "scenarios/measure.h"
+#include "scenarios/views.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/scenario.h"
@@ -65,33 +69,53 @@ std::string ExpandScenarioPaths(const std::vector<std::string>& args,
   return "";
 }
 
-int ValidateScenarios(const std::vector<std::string>& args) {
+// Loads the default suite (or PATHs); exits via *code on a usage error.
+bool LoadScenarios(const std::vector<std::string>& args, sc::Suite* suite, int* code) {
   std::vector<std::string> paths;
   if (std::string err = ExpandScenarioPaths(args, &paths); !err.empty()) {
     std::cerr << "rca-bench: " << err << "\n";
-    return kUsage;
+    *code = kUsage;
+    return false;
   }
-  sc::Suite suite = sc::LoadSuite(paths);
-  for (const sc::Problem& p : suite.problems) std::cout << p.ToString() << "\n";
-  std::cerr << paths.size() << " scenario file(s), " << suite.problems.size() << " problem(s)\n";
-  return suite.problems.empty() ? 0 : 1;
+  *suite = sc::LoadSuite(paths);
+  return true;
+}
+
+int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
+  sc::Suite suite;
+  int code = 0;
+  if (!LoadScenarios(args, &suite, &code)) return code;
+  std::vector<sc::Problem> problems = suite.problems;
+  int hops = 0, measured = 0;
+  if (bundles) {
+    for (const sc::Scenario& s : suite.scenarios) {
+      sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id));
+      for (sc::Problem& p : sc::MeasurementProblems(s, m)) problems.push_back(std::move(p));
+      for (const sc::HopResult& h : m.hops) {
+        ++hops;
+        measured += h.measured;
+      }
+    }
+  }
+  if (args.empty()) {
+    for (sc::Problem& p : sc::SuiteMinimum(suite.scenarios, sc::DefaultScenariosDir())) {
+      problems.push_back(std::move(p));
+    }
+  }
+  for (const sc::Problem& p : problems) std::cout << p.ToString() << "\n";
+  int runnable = 0;
+  for (const sc::Scenario& s : suite.scenarios) runnable += s.status == "runnable";
+  std::cerr << suite.scenarios.size() << " scenario(s), " << runnable << " runnable";
+  if (bundles) std::cerr << ", " << measured << " of " << hops << " hops measured in their bundles";
+  std::cerr << ", " << problems.size() << " problem(s)\n";
+  return problems.empty() ? 0 : 1;
 }
 
 int ListScenarios() {
-  std::vector<std::string> paths;
-  if (std::string err = ExpandScenarioPaths({}, &paths); !err.empty()) {
-    std::cerr << "rca-bench: " << err << "\n";
-    return kUsage;
-  }
-  sc::Suite suite = sc::LoadSuite(paths);
-  std::cout << std::left << std::setw(34) << "ID" << std::setw(17) << "FAMILY" << std::setw(15)
-            << "DIFFICULTY" << std::setw(21) << "ROOT CAUSE" << std::setw(10) << "STATUS"
-            << "MEASURED\n";
-  for (const sc::Scenario& s : suite.scenarios) {
-    std::cout << std::left << std::setw(34) << s.id << std::setw(17) << s.family << std::setw(15)
-              << s.difficulty << std::setw(21) << s.RootCause() << std::setw(10) << s.status
-              << (s.Measured() ? "yes" : "no") << "\n";
-  }
+  sc::Suite suite;
+  int code = 0;
+  if (!LoadScenarios({}, &suite, &code)) return code;
+  std::cout << sc::ScenarioTable(suite.scenarios, sc::MeasureSuite(suite.scenarios));
   if (!suite.problems.empty()) {
     std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
     return 1;
@@ -99,56 +123,90 @@ int ListScenarios() {
   return 0;
 }
 
-int ShowScenario(const std::string& id) {
-  std::vector<std::string> paths;
-  if (std::string err = ExpandScenarioPaths({}, &paths); !err.empty()) {
-    std::cerr << "rca-bench: " << err << "\n";
-    return kUsage;
+int ExportScenarios(const std::string& view) {
+  sc::Suite suite;
+  int code = 0;
+  if (!LoadScenarios({}, &suite, &code)) return code;
+  if (!suite.problems.empty()) {
+    std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
+    return 1;
   }
-  sc::Suite suite = sc::LoadSuite(paths);
+  std::cout << sc::ExportView(suite.scenarios, sc::MeasureSuite(suite.scenarios),
+                              view == "agent" ? sc::View::kAgent : sc::View::kScorer)
+                   .dump(2)
+            << "\n";
+  return 0;
+}
+
+// The scenario named by its id or task id.
+const sc::Scenario* FindScenario(const sc::Suite& suite, const std::string& id) {
   for (const sc::Scenario& s : suite.scenarios) {
-    if (s.id != id) continue;
-    std::cout << s.id << ": " << s.title << "\n  file:       " << s.file
-              << "\n  family:     " << s.family << ", " << s.difficulty << ", " << s.status
-              << (s.blocked_reason.empty() ? "" : " (" + s.blocked_reason + ")")
-              << "\n  reported:   " << s.reported_node << "\n  root cause: " << s.RootCause()
-              << "\n  observe_s:  " << s.observe_s << " (propagation " << s.PropagationS()
-              << " s)\n  measured:   " << (s.Measured() ? "yes" : "no")
-              << "\n  ticket:     " << s.symptom << "\n  injection:  " << s.injection
-              << "\n  faults:";
-    for (const sc::FaultRef& f : s.faults) {
-      std::cout << " " << f.name;
-      for (const auto& [k, v] : f.target) std::cout << " --" << k << " " << v;
-      std::cout << ";";
-    }
-    std::cout << "\n  causal chain:\n";
-    for (const sc::Hop& h : s.causal_chain) {
-      std::cout << "    t+" << h.observable_at_s << "s " << h.node << " (" << h.state << ")\n";
-      for (const sc::Item& e : h.evidence) std::cout << "      - " << e.value << "\n";
-    }
-    std::cout << "  credit:\n";
-    for (const sc::Credit& c : s.scoring) {
-      std::cout << "    " << std::left << std::setw(22) << c.node << std::setw(6) << c.credit
-                << c.rationale << "\n";
-    }
-    for (const sc::NodeNote& r : s.ruled_out) {
-      std::cout << "  ruled out:  " << r.node << ": " << r.why << "\n";
-    }
-    for (const sc::NodeNote& d : s.distractors) {
-      std::cout << "  distractor: " << d.node << ": " << d.why << "\n";
-    }
-    if (s.remediation_helpful) {
-      for (const sc::Item& a : *s.remediation_helpful)
-        std::cout << "  helpful:    " << a.value << "\n";
-    }
-    for (const sc::Item& a : s.harmful_actions) std::cout << "  harmful:    " << a.value << "\n";
-    for (const sc::Problem& p : suite.problems) {
-      if (p.file == s.file) std::cout << "  problem:    " << p.ToString() << "\n";
-    }
-    return 0;
+    if (s.id == id || s.TaskId() == id) return &s;
   }
   std::cerr << "rca-bench: no scenario '" << id << "' (see rca-bench list)\n";
-  return kUsage;
+  return nullptr;
+}
+
+int ShowScenario(const std::string& id) {
+  sc::Suite suite;
+  int code = 0;
+  if (!LoadScenarios({}, &suite, &code)) return code;
+  const sc::Scenario* found = FindScenario(suite, id);
+  if (!found) return kUsage;
+  const sc::Scenario& s = *found;
+  sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id));
+  std::cout << s.id << ": " << s.title << "\n  task id:    " << s.TaskId()
+            << "\n  file:       " << s.file << "\n  family:     " << s.family << ", "
+            << s.difficulty << ", " << s.status
+            << (s.blocked_reason.empty() ? "" : " (" + s.blocked_reason + ")")
+            << "\n  reported:   " << s.reported_node << "\n  root cause: " << s.RootCause()
+            << "\n  observe_s:  " << s.observe_s << " (propagation " << s.PropagationS()
+            << " s)\n  bundle:     "
+            << (m.error.empty() ? m.bundle + " (" + std::to_string(m.trials) + " trials)"
+                                : m.error)
+            << "\n  ticket:     " << s.symptom << "\n  injection:  " << s.injection
+            << "\n  faults:";
+  for (const sc::FaultRef& f : s.faults) {
+    std::cout << " " << f.name;
+    for (const auto& [k, v] : f.target) std::cout << " --" << k << " " << v;
+    if (f.at_s) std::cout << " at +" << f.at_s << " s";
+    if (f.heal_at_s) std::cout << " healed at +" << *f.heal_at_s << " s";
+    std::cout << ";";
+  }
+  std::cout << "\n  workload:";
+  for (const sc::Workload& w : s.workload) {
+    std::cout << " " << w.count << " x " << w.name << " (" << w.kind << ") at " << w.at_s << " s;";
+  }
+  std::cout << "\n  causal chain:\n";
+  for (size_t i = 0; i < s.causal_chain.size(); ++i) {
+    const sc::Hop& h = s.causal_chain[i];
+    std::cout << "    t+" << h.observable_at_s << "s " << h.node << " (" << h.state << ")";
+    if (i < m.hops.size()) {
+      std::cout << (m.hops[i].measured ? "  MEASURED " : "  NOT MEASURED ") << m.hops[i].detail;
+    }
+    std::cout << "\n";
+    for (const sc::Item& e : h.evidence) std::cout << "      - " << e.value << "\n";
+  }
+  std::cout << "  credit:\n";
+  for (const sc::Credit& c : s.scoring) {
+    std::cout << "    " << std::left << std::setw(22) << c.node << std::setw(6) << c.credit
+              << c.rationale << "\n";
+  }
+  for (const sc::NodeNote& r : s.ruled_out) {
+    std::cout << "  ruled out:  " << r.node << ": " << r.why << "\n";
+  }
+  for (const sc::NodeNote& d : s.distractors) {
+    std::cout << "  distractor: " << d.node << ": " << d.why << "\n";
+  }
+  if (s.remediation_helpful) {
+    for (const sc::Item& a : *s.remediation_helpful) std::cout << "  helpful:    " << a.value << "\n";
+  }
+  for (const sc::Item& a : s.harmful_actions) std::cout << "  harmful:    " << a.value << "\n";
+  if (s.verification) std::cout << "  caveats:    " << s.verification->caveats << "\n";
+  for (const sc::Problem& p : suite.problems) {
+    if (p.file == s.file) std::cout << "  problem:    " << p.ToString() << "\n";
+  }
+  return 0;
 }
 
 }  // namespace
@@ -215,9 +273,19 @@ int main(int argc, char** argv) {
     c->add_option("name", fault_name, "Fault name (rca-bench fault list)")->required();
     c->add_option("--node", target.node, "Node (slurmd-kill, slurmd-pause, drain, gpu-fake)")
         ->capture_default_str();
-    c->add_option("--daemon", target.daemon, "net-drop: slurmdbd, slurmctld or mariadbd")
-        ->check(CLI::IsMember({"slurmdbd", "slurmctld", "mariadbd"}))
+    c->add_option("--daemon", target.daemon,
+                  "net-drop: slurmdbd, slurmctld, mariadbd or slurmd-<node>")
         ->capture_default_str();
+    c->add_option("--partition", target.partition, "partition-down: the partition")
+        ->capture_default_str();
+    c->add_option("--state", target.state, "partition-down: DOWN, DRAIN or INACTIVE")
+        ->check(CLI::IsMember({"DOWN", "DRAIN", "INACTIVE"}))
+        ->capture_default_str();
+    c->add_option("--account", target.account, "assoc-limit: the account")->capture_default_str();
+    c->add_option("--qos", target.qos, "qos-limit: the QOS")->capture_default_str();
+    c->add_option("--limit", target.limit,
+                  "assoc-limit (default GrpJobs=0), qos-limit (default MaxJobsPerUser=1): "
+                  "NAME=VALUE");
     c->add_option("--reason", target.reason, "drain: the reason")->capture_default_str();
     c->add_option("--mode", target.mode, "gpu-fake: ecc or driver")
         ->check(CLI::IsMember({"ecc", "driver"}))
@@ -238,15 +306,77 @@ int main(int argc, char** argv) {
   add_target(heal);
 
   std::vector<std::string> validate_paths;
+  bool no_bundles = false;
   CLI::App* validate = app.add_subcommand(
-      "validate", "Check scenarios: schema, invariants, ticket leaks; file:line: rule: message");
+      "validate",
+      "Check scenarios: schema, invariants, ticket leaks, and that each hop's signals show in "
+      "its recorded bundle (fixtures/<id>); file:line: rule: message");
   validate->add_option(
       "paths", validate_paths,
-      "scenario.yaml files or directories (default: every scenarios/*/scenario.yaml)");
-  CLI::App* list = app.add_subcommand("list", "The scenarios: id, family, root cause, status");
+      "scenario.yaml files or directories (default: every scenarios/*/scenario.yaml, plus the "
+      "suite minima)");
+  validate->add_flag("--no-bundles", no_bundles, "Skip the bundles (schema and invariants only)");
+  CLI::App* list = app.add_subcommand(
+      "list", "The scenario table of the README: family, root cause, hops measured, timings");
   std::string show_id;
   CLI::App* show = app.add_subcommand("show", "One scenario in full (ground truth included)");
-  show->add_option("id", show_id, "Scenario id")->required();
+  show->add_option("id", show_id, "Scenario id or task id")->required();
+  std::string view = "agent";
+  CLI::App* export_cmd = app.add_subcommand(
+      "export", "The suite as JSON: --view agent (task ids and tickets only) or scorer (all)");
+  export_cmd->add_option("--view", view, "agent or scorer")
+      ->check(CLI::IsMember({"agent", "scorer"}))
+      ->capture_default_str();
+
+  std::vector<std::string> ids;
+  bool all = false;
+  CLI::App* sinject = app.add_subcommand(
+      "inject", "Inject a scenario's faults and submit its workload into the lab (idempotent)");
+  add_dir(sinject);
+  sinject->add_option("id", ids, "Scenario id")->required()->expected(1);
+  CLI::App* sheal = app.add_subcommand(
+      "heal", "Heal a scenario's faults and cancel its jobs, or every scenario's (--all)");
+  add_dir(sheal);
+  sheal->add_option("id", ids, "Scenario id")->expected(0, 1);
+  sheal->add_flag("--all", all, "Heal every scenario");
+  slurm_rca::live::ScenarioRecordOptions rec;
+  CLI::App* srecord = app.add_subcommand(
+      "record",
+      "Record scenarios' evidence bundles into fixtures/<id>: each trial in a fresh private lab "
+      "(port base + 1000 per trial), every slurm-mcp topic at scheduled offsets");
+  srecord->add_option("ids", ids, "Scenario ids");
+  srecord->add_flag("--all", all, "Every runnable scenario");
+  srecord->add_option("--trials", rec.trials, "Trials per scenario")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
+  srecord->add_option("--jobs", rec.jobs, "Trials run at once")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  srecord->add_option("--port-base", rec.port_base, "Port base of the first trial's lab")
+      ->check(CLI::Range(1024, 60000))
+      ->capture_default_str();
+  srecord->add_option("--fixtures", rec.fixtures, "Bundle root (default: the source tree's fixtures)");
+  srecord->add_flag("--reuse", rec.reuse_trials,
+                    "Re-derive the timings from the trials a previous run left in /tmp");
+  srecord->add_option("--timeout", rec.read_timeout_seconds, "Seconds before a read is killed")
+      ->check(CLI::Range(1.0, 120.0))
+      ->capture_default_str();
+  int window = 45;
+  LabOptions smoke_options;
+  smoke_options.dir = "/tmp/rca-bench-smoke";
+  smoke_options.port_base = 29800;
+  CLI::App* smoke = app.add_subcommand(
+      "smoke",
+      "Bring up a private lab and, for each scenario, inject it, watch its first hop's signals "
+      "through the slurm-mcp live back-end, heal it; take the lab down");
+  smoke->add_option("ids", ids, "Scenario ids (default: every runnable one)");
+  smoke->add_option("--window", window, "Seconds to wait for the first hop")
+      ->check(CLI::Range(5, 600))
+      ->capture_default_str();
+  smoke->add_option("--dir", smoke_options.dir, "Lab directory")->capture_default_str();
+  smoke->add_option("--port-base", smoke_options.port_base, "Port base")
+      ->check(CLI::Range(1024, 60000))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -259,9 +389,90 @@ int main(int argc, char** argv) {
     return kUsage;
   }
 
-  if (*validate) return ValidateScenarios(validate_paths);
+  if (*validate) return ValidateScenarios(validate_paths, !no_bundles);
   if (*list) return ListScenarios();
   if (*show) return ShowScenario(show_id);
+  if (*export_cmd) return ExportScenarios(view);
+  if (*sinject || *sheal || *srecord || *smoke) {
+    sc::Suite suite;
+    int code = 0;
+    if (!LoadScenarios({}, &suite, &code)) return code;
+    if (!suite.problems.empty()) {
+      for (const sc::Problem& p : suite.problems) std::cerr << p.ToString() << "\n";
+      return Fail("the suite has problems; fix them first (rca-bench validate)");
+    }
+    std::vector<const sc::Scenario*> chosen;
+    if (all || (*smoke && ids.empty())) {
+      for (const sc::Scenario& s : suite.scenarios) {
+        if (s.status == "runnable") chosen.push_back(&s);
+      }
+    } else {
+      for (const std::string& id : ids) {
+        const sc::Scenario* s = FindScenario(suite, id);
+        if (!s) return kUsage;
+        chosen.push_back(s);
+      }
+    }
+    if (chosen.empty()) {
+      std::cerr << "rca-bench: name a scenario or --all (see rca-bench list)\n";
+      return kUsage;
+    }
+    if (*srecord) {
+      // Every scenario is tried; the failures are reported together at the end.
+      std::string failed;
+      for (const sc::Scenario* s : chosen) {
+        std::cout << "recording " << s->id << " (" << rec.trials << " trials, observe "
+                  << s->observe_s << " s)\n";
+        std::cout.flush();
+        slurm_rca::live::Status st = slurm_rca::live::RecordScenario(*s, rec, std::cout);
+        if (!st.ok()) {
+          std::cout << "FAILED " << s->id << ": " << st.message() << "\n";
+          failed += " " + s->id;
+        }
+        std::cout.flush();
+      }
+      if (!failed.empty()) return Fail("not recorded:" + failed);
+      return 0;
+    }
+    if (*smoke) {
+      Lab lab(smoke_options);
+      struct Down {
+        Lab& lab;
+        ~Down() {
+          std::ostringstream quiet;
+          lab.Down(quiet);
+        }
+      } down{lab};
+      if (slurm_rca::live::Status st = lab.Up(std::cout); !st.ok()) return Fail(st.message());
+      int missed = 0;
+      for (const sc::Scenario* s : chosen) {
+        std::ostringstream detail;
+        slurm_rca::live::SmokeResult r = slurm_rca::live::SmokeScenario(lab, *s, window, detail);
+        bool ok = r.status.ok() && r.observed;
+        missed += !ok;
+        std::cout << (ok ? "ok    " : "FAIL  ") << std::left << std::setw(44) << s->id
+                  << (r.observed ? "hop 1 after " + std::to_string(static_cast<int>(r.seconds)) + " s"
+                                 : "hop 1 not seen in " + std::to_string(window) + " s")
+                  << (r.status.ok() ? "" : "; " + r.status.message()) << "\n";
+        if (!ok) std::cout << "      " << r.detail << "\n" << detail.str();
+        std::cout.flush();
+      }
+      std::cout << chosen.size() - missed << " of " << chosen.size()
+                << " scenarios showed their first hop through the live back-end\n";
+      return missed == 0 ? 0 : 1;
+    }
+    Lab lab(options);
+    if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");
+    if (*sinject) {
+      slurm_rca::live::Status st = slurm_rca::live::InjectScenario(lab, *chosen[0], std::cout);
+      return st.ok() ? 0 : Fail(st.message());
+    }
+    std::vector<sc::Scenario> heal_list;
+    for (const sc::Scenario* s : chosen) heal_list.push_back(*s);
+    slurm_rca::live::Status st = slurm_rca::live::HealAll(lab, heal_list, std::cout);
+    if (st.ok()) std::cout << "healed " << heal_list.size() << " scenario(s)\n";
+    return st.ok() ? 0 : Fail(st.message());
+  }
 
   if (fault->got_subcommand("list")) {
     for (const auto& f : slurm_rca::live::FaultCatalog()) {
@@ -347,6 +558,21 @@ int main(int argc, char** argv) {
   if (!known) {
     std::cerr << "rca-bench: unknown fault '" << fault_name << "' (see rca-bench fault list)\n";
     return kUsage;
+  }
+  // The option values a primitive reads, checked as the scenario validator checks them.
+  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
+           {"daemon", target.daemon}, {"node", target.node}, {"partition", target.partition},
+           {"account", target.account}, {"qos", target.qos}}) {
+    if (auto err = sc::CheckFaultOption(opt, value)) {
+      std::cerr << "rca-bench: " << *err << "\n";
+      return kUsage;
+    }
+  }
+  if (!target.limit.empty()) {
+    if (auto err = sc::CheckFaultOption("limit", target.limit)) {
+      std::cerr << "rca-bench: " << *err << "\n";
+      return kUsage;
+    }
   }
   bool is_inject = inject->parsed();
   auto outcome = is_inject ? slurm_rca::live::InjectFault(lab, fault_name, target)

@@ -196,14 +196,26 @@ std::unique_ptr<ReplayBackend> ReplayBackend::Open(const std::string& dir, std::
   std::unique_ptr<ReplayBackend> b(new ReplayBackend());
   b->dir_ = dir;
   if (!check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
-                  {"scenario", "generator", "comment"})) {
+                  {"scenario", "generator", "comment", "trials"})) {
     return nullptr;
   }
   std::string format;
   if (!check.String(m, "", "format", &format)) return nullptr;
-  if (format != kEvidenceBundleFormat) {
-    check.Fail("format", "\"" + format + "\" is not " + kEvidenceBundleFormat);
+  if (format != kEvidenceBundleFormat && format != kEvidenceBundleFormat2) {
+    check.Fail("format", "\"" + format + "\" is not " + kEvidenceBundleFormat + " or " +
+                             kEvidenceBundleFormat2);
     return nullptr;
+  }
+  if (m.contains("trials")) {
+    if (format != kEvidenceBundleFormat2) {
+      check.Fail("trials", std::string("is a field of ") + kEvidenceBundleFormat2);
+      return nullptr;
+    }
+    if (!m.at("trials").is_object()) {
+      check.Fail("trials", Checker::Expected("an object", m.at("trials")));
+      return nullptr;
+    }
+    b->trials_json_ = m.at("trials").dump();
   }
   if (!check.String(m, "", "slurm_version", &b->slurm_version_) ||
       !check.Time(m, "", "recorded_at", &b->recorded_at_)) {

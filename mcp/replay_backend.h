@@ -29,6 +29,9 @@
 namespace slurm_rca::mcp {
 
 inline constexpr char kEvidenceBundleFormat[] = "slurm-rca-evidence/1";
+// Revision 2 adds the optional top-level `trials` object (fixtures/README.md): the timing of
+// every recorded trial of a scenario, of which the bundle keeps the reads of one.
+inline constexpr char kEvidenceBundleFormat2[] = "slurm-rca-evidence/2";
 
 class ReplayBackend : public Backend {
  public:
@@ -56,6 +59,8 @@ class ReplayBackend : public Backend {
   const std::string& slurm_version() const { return slurm_version_; }
   const std::string& scenario() const { return scenario_; }
   const std::string& recorded_at() const { return recorded_at_; }
+  // The `trials` object as JSON text (revision 2), empty when absent.
+  const std::string& trials_json() const { return trials_json_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   // Index of the selected snapshot, -1 when the offset is before the first.
   int selected() const { return selected_.load(); }
@@ -67,6 +72,7 @@ class ReplayBackend : public Backend {
   std::string slurm_version_;
   std::string scenario_;
   std::string recorded_at_;
+  std::string trials_json_;
   std::vector<Snapshot> snapshots_;  // strictly increasing offsets
   std::atomic<int> selected_{-1};
   std::atomic<double> offset_{0};

@@ -238,8 +238,11 @@ TEST_F(ReplayBackendTest, MissingManifestOrBadJsonFails) {
 TEST_F(ReplayBackendTest, MalformedManifestsFailWithTheFieldNamed) {
   ExpectOpenFails([](json& m) { m.erase("slurm_version"); },
                   {"manifest.json: slurm_version: missing"});
-  ExpectOpenFails([](json& m) { m["format"] = "slurm-rca-evidence/2"; },
-                  {"format: \"slurm-rca-evidence/2\" is not slurm-rca-evidence/1"});
+  ExpectOpenFails([](json& m) { m["format"] = "slurm-rca-evidence/3"; },
+                  {"format: \"slurm-rca-evidence/3\" is not slurm-rca-evidence/1 or "
+                   "slurm-rca-evidence/2"});
+  ExpectOpenFails([](json& m) { m["trials"] = {{"count", 3}}; },
+                  {"trials: is a field of slurm-rca-evidence/2"});
   ExpectOpenFails([](json& m) { m["recorded_at"] = "yesterday"; },
                   {"recorded_at: \"yesterday\" is not an ISO 8601 UTC time"});
   ExpectOpenFails([](json& m) { m["snapshots"] = json::array(); },

@@ -17,7 +17,10 @@ one_line() {  # one_line WHAT: exit 2, exactly one stderr line, no stdout
 }
 
 run validate
-[[ $rc -eq 0 && -z "$out" ]] && ok || fail "validate the examples: rc $rc: ${out:0:300}"
+[[ $rc -eq 0 && -z "$out" && "$err" == *"runnable"*"hops measured in their bundles, 0 problem(s)"* ]] &&
+  ok || fail "validate the suite with its bundles: rc $rc: ${out:0:600} ${err:0:300}"
+run validate --no-bundles
+[[ $rc -eq 0 && -z "$out" && "$err" != *"hops measured"* ]] && ok || fail "validate --no-bundles: rc $rc"
 broken=$src/scenarios/testdata/broken/chain-start.yaml
 run validate "$broken"
 [[ $rc -eq 1 && "$out" =~ ^$broken:[0-9]+:\ chain-start:\  ]] && ok || fail "broken file: rc $rc: $out"
@@ -26,8 +29,30 @@ run validate "$src/scenarios/testdata/broken"
 run validate /nonexistent/scenario.yaml
 one_line "validate a missing file"
 run list
-[[ $rc -eq 0 && "$out" == *S01-accounting-backend-stall*db.mysql*runnable* ]] && ok ||
+[[ $rc -eq 0 && "$out" == *"| S01-accounting-backend-stall | accounting_db | multi_layer |"*"| db.mysql | 3/3 (3 trials) |"* ]] && ok ||
   fail "list: rc $rc: ${out:0:300}"
+# The README's scenario table is what rca-bench list prints, byte for byte.
+readme_table=$(sed -n '/^<!-- rca-bench list -->$/,/^<!-- end rca-bench list -->$/p' "$src/README.md" |
+  sed '1d;$d')
+[[ -n "$readme_table" && "$readme_table" == "$out" ]] && ok ||
+  fail "README's table differs from rca-bench list: $(diff <(printf '%s\n' "$readme_table") <(printf '%s\n' "$out") | head -5)"
+run export --view agent
+[[ $rc -eq 0 && "$out" == *'"task_id": "T-'* && "$out" != *S01-* && "$out" != *root_cause* ]] && ok ||
+  fail "export --view agent: rc $rc: ${out:0:200}"
+run export --view scorer
+[[ $rc -eq 0 && "$out" == *'"root_cause": "db.mysql"'* && "$out" == *'"measured": true'* ]] && ok ||
+  fail "export --view scorer: rc $rc"
+run export --view judge
+one_line "export with an unknown view"
+run show T-8018cbddf2
+[[ $rc -eq 0 && "$out" == S01-accounting-backend-stall:* && "$out" == *MEASURED* ]] && ok ||
+  fail "show by task id: rc $rc: ${out:0:200}"
+run inject S99-nothing --dir /nonexistent
+[[ $rc -eq 2 ]] && ok || fail "inject an unknown scenario: rc $rc"
+run heal
+one_line "heal without an id or --all"
+run record
+one_line "record without an id or --all"
 run show S06-state-save-unwritable
 [[ $rc -eq 0 && "$out" == *"root cause: storage.state_save"* ]] && ok || fail "show: rc $rc"
 run show S99-nothing

@@ -1,5 +1,6 @@
 #include "scenarios/scenario.h"
 
+#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -39,6 +40,19 @@ int Scenario::PropagationS() const {
   return m;
 }
 
+std::string Scenario::TaskId() const {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(canary.data(), canary.size(), digest, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string id = "T-";
+  for (int i = 0; i < 5; ++i) {
+    id += hex[digest[i] >> 4];
+    id += hex[digest[i] & 15];
+  }
+  return id;
+}
+
 double Scenario::CreditFor(const std::string& node) const {
   for (const Credit& c : scoring) {
     if (c.node == node) return c.credit;
@@ -68,7 +82,9 @@ class Parser {
     std::set<std::string> seen;
     for (const auto& kv : map) {
       std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      seen.insert(k);
+      if (!seen.insert(k).second) {
+        Err(LineOf(kv.first), kRuleDuplicateKey, "key '" + k + "' appears twice in " + where);
+      }
       if (std::find(required.begin(), required.end(), k) == required.end() &&
           std::find(optional.begin(), optional.end(), k) == optional.end()) {
         Err(LineOf(kv.first), kRuleUnknownKey, "unknown key '" + k + "' in " + where);
@@ -203,7 +219,8 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       "canary", "injection", "causal_chain", "scoring"};
   static const std::vector<std::string> optional = {
       "status",      "blocked_reason",      "notes",           "observe_s", "verification",
-      "distractors", "remediation_helpful", "harmful_actions", "ruled_out", "faults"};
+      "distractors", "remediation_helpful", "harmful_actions", "ruled_out", "faults",
+      "workload"};
   if (!root.IsMap()) {
     Err(LineOf(root) ? LineOf(root) : 1, kRuleNotMapping, "a scenario must be a YAML mapping");
     return false;
@@ -243,21 +260,10 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
   if (const YAML::Node v = root["verification"]; v && !v.IsNull()) {
     Verification ver;
     ver.line = LineOf(v);
-    if (Keys(v, {"measured"}, {"method", "observations", "caveats"}, "verification",
-             s->Line("verification"))) {
-      if (v["measured"]) {
-        if (auto b = Bool(v["measured"], "verification.measured")) ver.measured = *b;
-      }
-      if (v["method"]) {
-        if (auto m = Str(v["method"], "verification.method")) ver.method = *m;
-      }
+    // `measured` is derived from the bundle, never asserted: the key is unknown here.
+    if (Keys(v, {"caveats"}, {}, "verification", s->Line("verification"))) {
       if (v["caveats"]) {
         if (auto m = Str(v["caveats"], "verification.caveats")) ver.caveats = *m;
-      }
-      if (v["observations"]) {
-        if (auto m = StringMap(v["observations"], "verification.observations")) {
-          ver.observations = *m;
-        }
       }
     }
     s->verification = ver;
@@ -269,8 +275,8 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       for (const auto& h : c) {
         Hop hop;
         hop.line = LineOf(h);
-        if (!Keys(h, {"node", "state", "observable_at_s", "evidence"}, {}, "causal_chain item",
-                  hop.line)) {
+        if (!Keys(h, {"node", "state", "observable_at_s", "evidence"}, {"signals"},
+                  "causal_chain item", hop.line)) {
           continue;
         }
         if (h["node"]) hop.node = Str(h["node"], "node").value_or("");
@@ -280,6 +286,32 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
         }
         if (h["evidence"])
           hop.evidence = Strings(h["evidence"], "evidence").value_or(std::vector<Item>{});
+        if (const YAML::Node sg = h["signals"]; sg && !sg.IsNull()) {
+          if (!sg.IsSequence()) {
+            Err(LineOf(sg), kRuleWrongType, "signals must be a list of {topic, ...}");
+          } else {
+            for (const auto& e : sg) {
+              Signal sig;
+              sig.line = LineOf(e);
+              if (!Keys(e, {"topic"}, {"filters", "daemon", "outcome", "match"}, "signal",
+                        sig.line)) {
+                continue;
+              }
+              if (e["topic"]) sig.topic = Str(e["topic"], "signal topic").value_or("");
+              if (e["daemon"]) sig.daemon = Str(e["daemon"], "signal daemon").value_or("");
+              if (e["match"]) sig.match = Str(e["match"], "signal match").value_or("");
+              if (e["outcome"]) {
+                sig.outcome = Enum(e["outcome"], "signal outcome", {"ok", "failed", "timed_out"})
+                                  .value_or("ok");
+              }
+              if (e["filters"] && !e["filters"].IsNull()) {
+                sig.filters = StringMap(e["filters"], "signal filters")
+                                  .value_or(std::vector<std::pair<std::string, std::string>>{});
+              }
+              hop.signals.push_back(std::move(sig));
+            }
+          }
+        }
         s->causal_chain.push_back(std::move(hop));
       }
     }
@@ -318,13 +350,46 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       for (const auto& e : f) {
         FaultRef ref;
         ref.line = LineOf(e);
-        if (!Keys(e, {"name"}, {"target"}, "faults item", ref.line)) continue;
+        if (!Keys(e, {"name"}, {"target", "at_s", "heal_at_s"}, "faults item", ref.line)) {
+          continue;
+        }
         if (e["name"]) ref.name = Str(e["name"], "fault name").value_or("");
+        if (e["at_s"]) ref.at_s = Int(e["at_s"], "at_s").value_or(0);
+        if (e["heal_at_s"]) ref.heal_at_s = Int(e["heal_at_s"], "heal_at_s");
         if (e["target"] && !e["target"].IsNull()) {
           ref.target = StringMap(e["target"], "fault target")
                            .value_or(std::vector<std::pair<std::string, std::string>>{});
         }
         s->faults.push_back(std::move(ref));
+      }
+    }
+  }
+  if (const YAML::Node w = root["workload"]; w && !w.IsNull()) {
+    if (!w.IsSequence()) {
+      Err(At(w, "workload"), kRuleWrongType, "workload must be a list of {name, ...}");
+    } else {
+      for (const auto& e : w) {
+        Workload job;
+        job.line = LineOf(e);
+        if (!Keys(e, {"name"},
+                  {"count", "at_s", "kind", "seconds", "partition", "account", "nodelist",
+                   "nodes"},
+                  "workload item", job.line)) {
+          continue;
+        }
+        if (e["name"]) job.name = Str(e["name"], "workload name").value_or("");
+        if (e["count"]) job.count = Int(e["count"], "count").value_or(1);
+        if (e["at_s"]) job.at_s = Int(e["at_s"], "at_s").value_or(0);
+        if (e["seconds"]) job.seconds = Int(e["seconds"], "seconds").value_or(30);
+        if (e["nodes"]) job.nodes = Int(e["nodes"], "nodes").value_or(1);
+        if (e["kind"]) {
+          job.kind = Enum(e["kind"], "workload kind", {"sleep", "true", "flaky", "sigkill"})
+                         .value_or("sleep");
+        }
+        if (e["partition"]) job.partition = Str(e["partition"], "partition").value_or("");
+        if (e["account"]) job.account = Str(e["account"], "account").value_or("");
+        if (e["nodelist"]) job.nodelist = Str(e["nodelist"], "nodelist").value_or("");
+        s->workload.push_back(std::move(job));
       }
     }
   }

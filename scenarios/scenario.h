@@ -31,11 +31,24 @@ struct Item {  // a string with the line it came from
   int line = 0;
 };
 
+// A machine-checkable piece of a hop's evidence: what one slurm-mcp topic read shows. A hop
+// is measured when, in the scenario's recorded bundle, every one of its signals holds in the
+// snapshot served at the hop's offset and not all of them held before the fault (measure.h).
+struct Signal {
+  std::string topic;                                         // an slurm-mcp topic
+  std::vector<std::pair<std::string, std::string>> filters;  // its argv filters (not logs')
+  std::string daemon;   // logs only: slurmctld, slurmdbd or slurmd (default slurmctld)
+  std::string outcome = "ok";  // ok, failed or timed_out
+  std::string match;    // RE2, searched in stdout, stderr and the cause; empty: any
+  int line = 0;
+};
+
 struct Hop {
   std::string node;
   std::string state;
   int observable_at_s = 0;
   std::vector<Item> evidence;
+  std::vector<Signal> signals;
   int line = 0;
 };
 
@@ -55,13 +68,27 @@ struct NodeNote {  // distractors and ruled_out: a component and why
 struct FaultRef {
   std::string name;
   std::vector<std::pair<std::string, std::string>> target;  // FaultTarget fields
+  int at_s = 0;                   // injected this many seconds into the scenario
+  std::optional<int> heal_at_s;   // healed inside the window (else after it)
   int line = 0;
 };
 
+// Jobs the scenario submits (through sbatch, as root) so that its evidence exists: a running
+// job for a drain to hit, finished jobs for accounting to queue, pending jobs for a limit.
+struct Workload {
+  std::string name;        // job name (rca-<name>)
+  int count = 1;
+  int at_s = 0;            // negative: before the fault (and before the baseline snapshot)
+  std::string kind = "sleep";  // sleep, true, flaky (fails 1 in 20 by job id), sigkill
+  int seconds = 30;        // sleep and flaky: how long each job works
+  std::string partition, account, nodelist;
+  int nodes = 1;
+  int line = 0;
+};
+
+// What the recording cannot show, in words. Whether a scenario is measured is never written
+// here: it is derived from the recorded bundle (measure.h).
 struct Verification {
-  bool measured = false;
-  std::string method;
-  std::vector<std::pair<std::string, std::string>> observations;
   std::string caveats;
   int line = 0;
 };
@@ -79,13 +106,14 @@ struct Scenario {
   std::vector<Item> harmful_actions;
   std::vector<NodeNote> ruled_out;
   std::vector<FaultRef> faults;
+  std::vector<Workload> workload;
   std::map<std::string, int> key_lines;  // top-level key -> line
 
   int Line(const std::string& key) const;
   bool Diagnosable() const;       // a full-credit answer that is not `unknown`
   std::string RootCause() const;  // first full-credit node, else `unknown`
   int PropagationS() const;       // largest observable_at_s
-  bool Measured() const { return verification && verification->measured; }
+  std::string TaskId() const;     // "T-" + first 10 hex of SHA-256 of the canary
   double CreditFor(const std::string& node) const;
 };
 
@@ -104,6 +132,7 @@ inline constexpr const char* kRuleUnknownKey = "unknown-key";
 inline constexpr const char* kRuleMissingKey = "missing-key";
 inline constexpr const char* kRuleWrongType = "wrong-type";
 inline constexpr const char* kRuleBadEnum = "bad-enum";
+inline constexpr const char* kRuleDuplicateKey = "duplicate-key";
 
 }  // namespace slurm_rca::scenarios
 

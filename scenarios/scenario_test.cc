@@ -13,6 +13,7 @@
 
 #include "scenarios/live/faults.h"
 #include "scenarios/validate.h"
+#include "scenarios/views.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::scenarios {
@@ -85,10 +86,11 @@ TEST(Scenarios, ExamplesValidate) {
   for (const Problem& p : suite.problems) ADD_FAILURE() << p.ToString();
   EXPECT_EQ(suite.scenarios.size(), paths.size());
   for (const Scenario& s : suite.scenarios) {
-    EXPECT_TRUE(s.Diagnosable()) << s.id;
-    EXPECT_FALSE(s.Measured()) << s.id;  // no recorded run yet
-    EXPECT_FALSE(s.faults.empty()) << s.id;
+    EXPECT_EQ(s.status, "runnable") << s.id;
+    EXPECT_TRUE(!s.faults.empty() || !s.workload.empty()) << s.id;
+    for (const Hop& h : s.causal_chain) EXPECT_FALSE(h.signals.empty()) << s.id;
   }
+  EXPECT_TRUE(SuiteMinimum(suite.scenarios, "suite").empty());
 }
 
 TEST(Scenarios, BrokenCorpusTriggersExactlyItsRule) {
@@ -114,7 +116,10 @@ TEST(Scenarios, EveryRuleHasABrokenFile) {
   std::set<std::string> covered;
   for (const std::string& f : BrokenFiles()) covered.insert(ExpectedRule(f));
   // Rules that need more than one file or a directory are covered by the tests below.
-  const std::set<std::string> elsewhere = {"id-dir", "duplicate-id", "duplicate-canary"};
+  // Rules about bundles and the whole suite are covered by measure_test and the tests below.
+  const std::set<std::string> elsewhere = {"id-dir",          "duplicate-id",   "duplicate-canary",
+                                           "duplicate-task-id", "suite-minimum", "bundle-missing",
+                                           "hop-unmeasured",  "blocked-measured"};
   for (const RuleInfo& r : Rules()) {
     if (elsewhere.count(std::string(r.id))) continue;
     EXPECT_TRUE(covered.count(std::string(r.id))) << "no broken file for rule " << r.id;
@@ -142,7 +147,7 @@ TEST(Scenarios, IdMustMatchDirectory) {
   fs::remove_all(dir);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].rule, "id-dir");
-  EXPECT_EQ(problems[0].line, 3);
+  EXPECT_EQ(problems[0].line, 2);
 }
 
 TEST(Scenarios, SuiteRejectsDuplicateIdsAndCanaries) {
@@ -150,7 +155,40 @@ TEST(Scenarios, SuiteRejectsDuplicateIdsAndCanaries) {
   Suite suite = LoadSuite({good, good});
   std::set<std::string> rules;
   for (const Problem& p : suite.problems) rules.insert(p.rule);
-  EXPECT_EQ(rules, (std::set<std::string>{"duplicate-id", "duplicate-canary"}));
+  EXPECT_EQ(rules,
+            (std::set<std::string>{"duplicate-id", "duplicate-canary", "duplicate-task-id"}));
+}
+
+TEST(Scenarios, TaskIdIsTheCanarysSha256) {
+  LoadResult r =
+      LoadScenarioFile(kSource + "/scenarios/S01-accounting-backend-stall/scenario.yaml");
+  ASSERT_TRUE(r.scenario);
+  EXPECT_EQ(r.scenario->TaskId(), "T-8018cbddf2");  // the seed's README example
+}
+
+TEST(Scenarios, SuiteMinimumCountsRunnableKinds) {
+  LoadResult r = LoadScenarioFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+  ASSERT_TRUE(r.scenario);
+  std::vector<Problem> p = SuiteMinimum({*r.scenario}, "x");
+  std::string all;
+  for (const Problem& q : p) {
+    EXPECT_EQ(q.rule, "suite-minimum");
+    all += q.message + "\n";
+  }
+  EXPECT_NE(all.find("1 runnable scenarios (at least 20)"), std::string::npos) << all;
+  EXPECT_NE(all.find("0 runnable undiagnosable"), std::string::npos) << all;
+  EXPECT_NE(all.find("0 runnable multi_layer"), std::string::npos) << all;
+  EXPECT_NE(all.find("family gpu"), std::string::npos) << all;
+  EXPECT_EQ(all.find("family storage"), std::string::npos) << all;
+}
+
+TEST(Scenarios, DuplicateKeysAreRejected) {
+  std::string text = ReadFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+  text += "observe_s: 30\n";
+  LoadResult r = ParseScenario(text, "x.yaml");
+  bool found = false;
+  for (const Problem& p : r.problems) found = found || p.rule == kRuleDuplicateKey;
+  EXPECT_TRUE(found);
 }
 
 TEST(Scenarios, ProblemsCarryTheLine) {
@@ -190,7 +228,7 @@ TEST(Scenarios, DerivedProperties) {
       LoadScenarioFile(kSource + "/scenarios/S01-accounting-backend-stall/scenario.yaml");
   ASSERT_TRUE(r.scenario);
   EXPECT_EQ(r.scenario->RootCause(), "db.mysql");
-  EXPECT_EQ(r.scenario->PropagationS(), 60);
+  EXPECT_EQ(r.scenario->PropagationS(), r.scenario->causal_chain.back().observable_at_s);
   EXPECT_DOUBLE_EQ(r.scenario->CreditFor("slurm.slurmdbd"), 0.2);
   EXPECT_DOUBLE_EQ(r.scenario->CreditFor("gpu.device"), 0.0);
 }

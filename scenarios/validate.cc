@@ -8,7 +8,10 @@
 #include <regex>
 #include <set>
 
+#include "mcp/topics.h"
+#include "scenarios/measure.h"
 #include "scenarios/vocabulary.h"
+#include <re2/re2.h>
 
 namespace slurm_rca::scenarios {
 
@@ -25,7 +28,7 @@ const std::vector<RuleInfo>& Rules() {
       {"blank-text", "title, symptom and injection must not be blank"},
       {"canary-uuid", "canary must be a UUID"},
       {"blocked-reason", "blocked needs a blocked_reason; runnable must not have one"},
-      {"blocked-measured", "a blocked scenario cannot be measured"},
+      {"blocked-measured", "a blocked scenario has a recorded bundle: it cannot have run"},
       {"chain-empty", "causal_chain must not be empty"},
       {"chain-order", "observable_at_s must not decrease along the chain"},
       {"chain-start", "the first hop is observable at 0"},
@@ -45,15 +48,23 @@ const std::vector<RuleInfo>& Rules() {
       {"ruled-out", "ruled_out components are explained, not unknown and never the root cause"},
       {"action-invalid", "an action is verb:component with a known verb and component"},
       {"action-duplicate", "an action is listed twice, or is both helpful and harmful"},
-      {"measured-evidence",
-       "measured needs a method, observations and a t+<N>s observation for each later hop"},
+      {kRuleDuplicateKey, "a key appears twice in one mapping"},
+      {"signals-missing", "every hop of a runnable scenario has signals the recorder can check"},
+      {"signal-invalid", "a signal's topic, filters, daemon or match pattern is not valid"},
+      {"fault-schedule", "at_s and heal_at_s lie in the window, heal after inject"},
+      {"workload-invalid", "a workload item's name, count, seconds, nodes or names are invalid"},
       {"observe-window", "observe_s covers the chain (>= propagation_s)"},
       {"fault-unknown", "a fault primitive FaultCatalog() does not have"},
       {"fault-option", "a fault target option the primitive does not read, or a bad value"},
-      {"faults-missing", "a runnable scenario names the faults that inject it"},
+      {"faults-missing", "a runnable scenario names the faults or the workload that produce it"},
       {"ticket-leak", "the ticket names the root cause, its key words or quotes its evidence"},
+      {"bundle-missing", "a runnable scenario has no recorded bundle that opens"},
+      {"hop-unmeasured", "the bundle does not show a hop's signals at its offset (or showed them before the fault)"},
       {"duplicate-id", "two scenarios share an id"},
       {"duplicate-canary", "two scenarios share a canary"},
+      {"duplicate-task-id", "two canaries give the same task id"},
+      {"suite-minimum",
+       "the suite has 20 runnable scenarios, 3 undiagnosable, 4 multi_layer, every family"},
   };
   return rules;
 }
@@ -78,11 +89,50 @@ bool IsUuid(std::string s) {
   return std::regex_match(s, dashed) || std::regex_match(s, plain);
 }
 
+int WordCount(const std::string& s) {
+  int n = 0;
+  bool in = false;
+  for (unsigned char c : s) {
+    bool w = !std::isspace(c);
+    if (w && !in) ++n;
+    in = w;
+  }
+  return n;
+}
+
 std::string Fmt(double d) {
   std::string s = std::to_string(d);
   while (s.size() > 1 && s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s;
+}
+
+std::optional<std::string> CheckSignal(const Signal& g) {
+  const mcp::Topic* topic = mcp::FindTopic(g.topic);
+  if (!topic) return "no slurm-mcp topic '" + g.topic + "'";
+  if (topic->source == mcp::Source::kDaemonLog) {
+    if (!g.filters.empty()) return "a logs signal takes daemon and match, not filters";
+    if (!g.daemon.empty() && g.daemon != "slurmctld" && g.daemon != "slurmdbd" &&
+        g.daemon != "slurmd") {
+      return "daemon '" + g.daemon + "' is not slurmctld, slurmdbd or slurmd";
+    }
+  } else {
+    if (!g.daemon.empty()) return "daemon is for the logs topic only";
+    mcp::Filters f(g.filters.begin(), g.filters.end());
+    mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
+    if (!built.error.empty()) return g.topic + ": " + built.error;
+    bool recorded = false;
+    for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == built.argv;
+    if (!recorded) {
+      return g.topic + ": the recorder reads each topic bare or with one filter at its example "
+                       "value (slurm_describe), not with these filters";
+    }
+  }
+  if (!g.match.empty()) {
+    RE2 re(g.match, RE2::Quiet);
+    if (!re.ok()) return "match '" + g.match + "' is not RE2: " + re.error();
+  }
+  return std::nullopt;
 }
 
 class Checker {
@@ -136,8 +186,9 @@ std::vector<Problem> Checker::Run() {
   if (!blocked && !Blank(s_.blocked_reason)) {
     Add(s_.Line("blocked_reason"), "blocked-reason", "a runnable scenario has a blocked_reason");
   }
-  if (blocked && s_.Measured()) {
-    Add(s_.verification->line, "blocked-measured", "a blocked scenario says it was measured");
+  if (blocked && !s_.blocked_reason.empty() && WordCount(s_.blocked_reason) <= 10) {
+    Add(s_.Line("blocked_reason"), "blocked-reason",
+        "blocked_reason says too little (more than 10 words: what blocks it, what would unblock it)");
   }
 
   // Vocabulary.
@@ -264,22 +315,6 @@ std::vector<Problem> Checker::Run() {
     }
   }
 
-  // Verification.
-  if (s_.Measured()) {
-    const Verification& v = *s_.verification;
-    if (Blank(v.method)) Add(v.line, "measured-evidence", "measured without a method");
-    if (v.observations.empty()) Add(v.line, "measured-evidence", "measured without observations");
-    for (size_t i = 1; i < chain.size(); ++i) {
-      std::string key = "t+" + std::to_string(chain[i].observable_at_s) + "s";
-      bool found = std::any_of(v.observations.begin(), v.observations.end(),
-                               [&](const auto& kv) { return kv.first == key; });
-      if (!found) {
-        Add(chain[i].line, "measured-evidence",
-            "measured, but no observation '" + key + "' for hop " + chain[i].node);
-      }
-    }
-  }
-
   // Faults.
   for (const FaultRef& f : s_.faults) {
     const FaultPrimitive* p = FindFault(f.name);
@@ -295,8 +330,43 @@ std::vector<Problem> Checker::Run() {
       }
     }
   }
-  if (!blocked && s_.faults.empty()) {
-    Add(s_.Line("status"), "faults-missing", "a runnable scenario names no fault primitive");
+  if (!blocked && s_.faults.empty() && s_.workload.empty()) {
+    Add(s_.Line("status"), "faults-missing",
+        "a runnable scenario names no fault primitive and no workload");
+  }
+  for (const FaultRef& f : s_.faults) {
+    if (f.at_s < 0 || f.at_s > s_.observe_s) {
+      Add(f.line, "fault-schedule",
+          f.name + ": at_s " + std::to_string(f.at_s) + " is outside [0, observe_s]");
+    }
+    if (f.heal_at_s && (*f.heal_at_s <= f.at_s || *f.heal_at_s > s_.observe_s)) {
+      Add(f.line, "fault-schedule",
+          f.name + ": heal_at_s " + std::to_string(*f.heal_at_s) +
+              " is not after at_s and within observe_s");
+    }
+  }
+  static const std::regex job_name("[a-z0-9]+(-[a-z0-9]+)*");
+  static const std::regex slurm_name("[A-Za-z0-9_.\\[\\],-]*");
+  for (const Workload& w : s_.workload) {
+    auto bad = [&](const std::string& what) { Add(w.line, "workload-invalid", w.name + ": " + what); };
+    if (!std::regex_match(w.name, job_name) || w.name.size() > 24) bad("name is not kebab-case (at most 24 characters)");
+    if (w.count < 1 || w.count > 200) bad("count must be in [1, 200]");
+    if (w.seconds < 1 || w.seconds > 3600) bad("seconds must be in [1, 3600]");
+    if (w.nodes < 1 || w.nodes > 4) bad("nodes must be in [1, 4]");
+    if (w.at_s < -60 || w.at_s > s_.observe_s) bad("at_s must be in [-60, observe_s]");
+    for (const std::string* v : {&w.partition, &w.account, &w.nodelist}) {
+      if (!std::regex_match(*v, slurm_name)) bad("'" + *v + "' is not a Slurm name or hostlist");
+    }
+  }
+
+  // Signals: each must be a read slurm-mcp can make.
+  for (const Hop& h : chain) {
+    if (!blocked && h.signals.empty()) {
+      Add(h.line, "signals-missing", "hop " + h.node + " has no signals to measure it by");
+    }
+    for (const Signal& g : h.signals) {
+      if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
+    }
   }
 
   // Ticket leaks.
@@ -361,7 +431,7 @@ Suite LoadSuite(const std::vector<std::string>& paths) {
     for (Problem& p : Validate(*r.scenario)) suite.problems.push_back(std::move(p));
     suite.scenarios.push_back(std::move(*r.scenario));
   }
-  std::map<std::string, std::string> ids, canaries;
+  std::map<std::string, std::string> ids, canaries, task_ids;
   for (const Scenario& s : suite.scenarios) {
     if (auto [it, fresh] = ids.emplace(s.id, s.file); !fresh) {
       suite.problems.push_back(
@@ -375,6 +445,10 @@ Suite LoadSuite(const std::vector<std::string>& paths) {
     if (auto [it, fresh] = canaries.emplace(canary, s.file); !fresh) {
       suite.problems.push_back({s.file, s.Line("canary"), "duplicate-canary",
                                 "canary " + s.canary + " is also in " + it->second});
+    }
+    if (auto [jt, fresh_task] = task_ids.emplace(s.TaskId(), s.file); !fresh_task) {
+      suite.problems.push_back({s.file, s.Line("canary"), "duplicate-task-id",
+                                "task id " + s.TaskId() + " is also " + jt->second + "'s"});
     }
   }
   return suite;

@@ -83,6 +83,12 @@ const std::vector<FaultPrimitive>& FaultPrimitives() {
       {"net-drop", {"daemon"}},
       {"drain", {"node", "reason"}},
       {"gpu-fake", {"node", "mode"}},
+      {"ctld-pause", {}},
+      {"partition-down", {"partition", "state"}},
+      {"reservation", {"node"}},
+      {"assoc-limit", {"account", "limit"}},
+      {"qos-limit", {"qos", "limit"}},
+      {"db-lock", {}},
   };
   return faults;
 }
@@ -116,14 +122,42 @@ std::optional<std::string> IntIn(std::string_view option, std::string_view value
 }  // namespace
 
 std::optional<std::string> CheckFaultOption(std::string_view option, std::string_view value) {
-  if (option == "daemon") return OneOf(option, value, {"slurmdbd", "slurmctld", "mariadbd"});
+  if (option == "daemon") {
+    if (value.rfind("slurmd-", 0) == 0 && value.size() > 7) return std::nullopt;  // slurmd-node3
+    return OneOf(option, value, {"slurmdbd", "slurmctld", "mariadbd", "slurmd-<node>"});
+  }
+  if (option == "state") return OneOf(option, value, {"DOWN", "DRAIN", "INACTIVE"});
+  if (option == "partition" || option == "account" || option == "qos") {
+    bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    return ok ? std::nullopt
+              : std::optional<std::string>(std::string(option) + " '" + std::string(value) +
+                                           "' is not a Slurm name");
+  }
+  if (option == "limit") {
+    static const std::vector<std::string_view> names = {
+        "GrpJobs", "MaxJobs", "GrpSubmitJobs", "MaxSubmitJobs", "MaxJobsPerUser",
+        "MaxSubmitJobsPerUser"};
+    size_t eq = value.find('=');
+    std::string_view name = value.substr(0, eq == std::string_view::npos ? 0 : eq);
+    std::string_view v = eq == std::string_view::npos ? "" : value.substr(eq + 1);
+    bool ok = std::find(names.begin(), names.end(), name) != names.end() && !v.empty() &&
+              v.size() < 7 && std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c); });
+    return ok ? std::nullopt
+              : std::optional<std::string>("limit '" + std::string(value) +
+                                           "' is not NAME=INTEGER with NAME one of GrpJobs, "
+                                           "MaxJobs, GrpSubmitJobs, MaxSubmitJobs, "
+                                           "MaxJobsPerUser, MaxSubmitJobsPerUser");
+  }
   if (option == "mode") return OneOf(option, value, {"ecc", "driver"});
   if (option == "method") return OneOf(option, value, {"bind-ro", "immutable"});
   if (option == "workers") return IntIn(option, value, 1, 256);
   if (option == "seconds") return IntIn(option, value, 1, 3600);
   if (option == "node") {
     bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+             c == '[' || c == ']' || c == ',';
     });
     return ok ? std::nullopt
               : std::optional<std::string>("node '" + std::string(value) + "' is not a node name");

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++ pkg-config ccache
-  nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev
+  nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev libssl-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev
   clang-14 libclang-rt-14-dev
   # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr

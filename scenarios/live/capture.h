@@ -21,6 +21,7 @@
 #ifndef SLURM_RCA_SCENARIOS_LIVE_CAPTURE_H_
 #define SLURM_RCA_SCENARIOS_LIVE_CAPTURE_H_
 
+#include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -88,6 +89,11 @@ struct CaptureFile {
 
 std::optional<CaptureFile> ParseCaptureFile(std::string_view text, std::string* error);
 std::string RenderCaptureFile(const CaptureFile& file);
+
+// The current UTC time, ISO 8601 to the second ("2026-11-30T13:45:59Z").
+std::string NowIso();
+// Writes text to path (creating its directories), replacing what was there.
+bool WriteText(const std::filesystem::path& path, const std::string& text);
 
 // Replaces every occurrence of `from` in text with `to`.
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);

@@ -24,21 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-bool WriteText(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
 // Reads every topic once through the back-end and writes the snapshot's streams.
 Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path& out,
               double offset, const std::string& comment, std::ostream& progress) {

@@ -1,0 +1,683 @@
+#include "scenarios/live/runner.h"
+
+#include <openssl/evp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "mcp/live_backend.h"
+#include "mcp/replay_backend.h"
+#include "mcp/topics.h"
+#include "scenarios/live/capture.h"
+#include "scenarios/measure.h"
+
+#ifndef SLURM_RCA_SOURCE_ROOT
+#define SLURM_RCA_SOURCE_ROOT ""
+#endif
+
+namespace slurm_rca::live {
+namespace {
+
+namespace fs = std::filesystem;
+namespace sc = scenarios;
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+std::string Sha256Hex(const std::string& text, size_t chars) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(text.data(), text.size(), d, &n, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n && out.size() < chars; ++i) {
+    out += hex[d[i] >> 4];
+    out += hex[d[i] & 15];
+  }
+  return out.substr(0, chars);
+}
+
+std::string Fixed(double v, int digits = 1) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+// The node slurm-mcp is taken to run on: its nvidia-smi and slurmd log are what the gpu and
+// logs topics read. A GPU fault's node, else the first GPU node.
+std::string HostNode(const sc::Scenario& s) {
+  for (const sc::FaultRef& f : s.faults) {
+    if (f.name != "gpu-fake") continue;
+    for (const auto& [k, v] : f.target) {
+      if (k == "node") return v;
+    }
+    return FaultTarget{}.node;
+  }
+  return "node1";
+}
+
+mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double timeout_s) {
+  mcp::LiveOptions live;
+  live.executor.trusted_dirs = {lab.Path("nodes/" + host + "/bin"), "/usr/bin", "/usr/sbin"};
+  live.executor.slurm_conf = lab.SlurmConf();
+  live.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  live.clusters = {lab.options().cluster};
+  live.cache_ttl_seconds = 0;
+  live.max_per_minute = 0;
+  live.max_concurrent = 8;
+  live.log_files = {{"slurmctld", lab.Path("log/slurmctld.log")},
+                    {"slurmdbd", lab.Path("log/slurmdbd.log")},
+                    {"slurmd", lab.Path("log/slurmd-" + host + ".log")}};
+  return live;
+}
+
+// A live back-end whose daemon logs start where they stood when it was made, so that what a
+// scenario sees in the logs is what happened during it (the smoke shares one lab).
+using LogSizes = std::map<std::string, std::uintmax_t>;
+
+LogSizes SizesOf(const mcp::LiveOptions& o) {
+  LogSizes sizes;
+  for (const auto& [d, path] : o.log_files) {
+    std::error_code ec;
+    auto size = fs::file_size(path, ec);
+    sizes[d] = ec ? 0 : size;
+  }
+  return sizes;
+}
+
+class SinceBackend : public mcp::Backend {
+ public:
+  SinceBackend(mcp::LiveOptions o, LogSizes start)
+      : files_(o.log_files), start_(std::move(start)), live_(std::move(o)) {}
+  std::string Label() const override { return "live"; }
+  mcp::Evidence Read(const std::vector<std::string>& argv) override { return live_.Read(argv); }
+  mcp::Evidence ReadLog(const std::string& daemon, int lines) override {
+    mcp::Evidence e = live_.ReadLog(daemon, lines);
+    auto f = files_.find(daemon);
+    if (!e.ok() || f == files_.end()) return e;
+    std::ifstream in(f->second, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(start_[daemon]));
+    std::stringstream s;
+    s << in.rdbuf();
+    e.out = s.str();
+    return e;
+  }
+
+ private:
+  std::map<std::string, std::string> files_;
+  LogSizes start_;
+  mcp::LiveBackend live_;
+};
+
+// --- workload ---------------------------------------------------------------------------------
+
+std::string JobCommand(const sc::Workload& w) {
+  std::string n = std::to_string(w.seconds);
+  if (w.kind == "true") return "true";
+  if (w.kind == "flaky") {
+    // Fails one job in twenty, chosen by a hash of the job id: the failures have no cause the
+    // cluster can show.
+    return "sleep " + n +
+           "; h=$(( (SLURM_JOB_ID * 2654435761) % 4294967296 )); "
+           "if [ $(( (h / 65536) % 20 )) -eq 0 ]; then echo 'worker: exited unexpectedly' >&2; "
+           "exit 1; fi";
+  }
+  if (w.kind == "sigkill") return "sleep " + n + "; kill -9 $$";
+  return "sleep " + n;
+}
+
+Status Submit(const Lab& lab, const sc::Workload& w, std::ostream& progress) {
+  std::vector<std::string> argv = {"sbatch", "--parsable", "-J", "rca-" + w.name,
+                                   "--chdir=" + lab.Path("work"), "-o", "/dev/null",
+                                   "-N", std::to_string(w.nodes)};
+  if (!w.partition.empty()) argv.insert(argv.end(), {"-p", w.partition});
+  if (!w.account.empty()) argv.insert(argv.end(), {"-A", w.account});
+  if (!w.nodelist.empty()) argv.insert(argv.end(), {"-w", w.nodelist});
+  argv.insert(argv.end(), {"--wrap", JobCommand(w)});
+  int ok = 0;
+  std::string last_error;
+  for (int i = 0; i < w.count; ++i) {
+    ToolResult r = lab.Client(argv, std::chrono::seconds(15));
+    if (r.ok()) {
+      ++ok;
+    } else {
+      last_error = r.Summary();
+    }
+  }
+  progress << "  workload " << w.name << ": " << ok << " of " << w.count << " submitted"
+           << (last_error.empty() ? "" : " (" + last_error + ")") << "\n";
+  // A refused submission can be the scenario's evidence (an unwritable state save location):
+  // only a workload that submitted nothing at all and was expected to is reported, not fatal.
+  return {};
+}
+
+// Submits the jobs of negative at_s and gives them 5 s to start.
+void SubmitBeforeTheFault(const Lab& lab, const sc::Scenario& s, std::ostream& progress) {
+  bool any = false;
+  for (const sc::Workload& w : s.workload) {
+    if (w.at_s < 0) {
+      Submit(lab, w, progress);
+      any = true;
+    }
+  }
+  if (any) std::this_thread::sleep_for(std::chrono::seconds(5));
+}
+
+void CancelWorkload(const Lab& lab, const sc::Scenario& s) {
+  std::set<std::string> names;
+  for (const sc::Workload& w : s.workload) names.insert("rca-" + w.name);
+  for (const std::string& n : names) lab.Client({"scancel", "-n", n}, std::chrono::seconds(15));
+}
+
+// --- snapshots --------------------------------------------------------------------------------
+
+// Reads every planned read (eight at a time) and writes the streams, named by their content.
+Json TakeSnapshot(const Lab& lab, const std::string& host, double timeout_s, const fs::path& out,
+                  double offset, const std::string& comment) {
+  // A fresh back-end each time: the programs (nvidia-smi) are resolved when it is made.
+  mcp::LiveBackend backend(LiveOptionsFor(lab, host, timeout_s));
+  const std::vector<sc::PlannedRead>& plan = sc::RecorderPlan();
+  std::vector<mcp::Evidence> got(plan.size());
+  std::atomic<size_t> next{0};
+  std::string taken_at = NowIso();
+  auto worker = [&] {
+    for (size_t i; (i = next++) < plan.size();) {
+      const sc::PlannedRead& p = plan[i];
+      got[i] = p.topic->source == mcp::Source::kDaemonLog
+                   ? backend.ReadLog(p.argv[1], mcp::kLogTailLines)
+                   : backend.Read(p.argv);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+
+  const std::string dir = lab.options().dir;
+  Json reads = Json::array();
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const mcp::Evidence& e = got[i];
+    auto stream = [&](const std::string& text) {
+      std::string body = ReplaceAll(text, dir, kLabPlaceholder);
+      std::string name = "reads/" + Sha256Hex(body, 16);
+      if (!fs::exists(out / name)) WriteText(out / name, body);
+      return name;
+    };
+    Json r = {{"argv", plan[i].argv},
+              {"exit_code", e.ok() ? 0 : e.exit_code},
+              {"outcome", mcp::OutcomeName(e.outcome)},
+              {"duration_ms", static_cast<long>(e.seconds * 1000)},
+              {"timed_out", e.outcome == mcp::Evidence::Outcome::kTimedOut},
+              {"stdout_file", stream(e.out)},
+              {"stderr_file", stream(e.err)},
+              {"cause", e.ok() ? "" : ReplaceAll(e.cause, dir, kLabPlaceholder)},
+              {"topic", plan[i].topic->name}};
+    if (e.out_truncated) r["stdout_truncated"] = true;
+    if (e.outcome == mcp::Evidence::Outcome::kTimedOut) r["exit_code"] = -1;
+    reads.push_back(std::move(r));
+  }
+  return {{"offset_seconds", offset}, {"taken_at", taken_at}, {"comment", comment},
+          {"reads", reads}};
+}
+
+struct TrialResult {
+  Status status;
+  std::vector<std::optional<double>> first_seen;  // per hop: first offset its signals held
+  std::vector<bool> held_before;                  // per hop: held in the baseline already
+  std::string recorded_at;
+  std::string slurm_version;
+};
+
+// Evaluates each hop on a recorded bundle: the first post-fault snapshot where it holds.
+TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
+  TrialResult r;
+  std::string error;
+  auto replay = mcp::ReplayBackend::Open(bundle, &error);
+  if (!replay) {
+    r.status = Status::Error(error);
+    return r;
+  }
+  r.recorded_at = replay->recorded_at();
+  r.slurm_version = replay->slurm_version();
+  for (const sc::Hop& hop : s.causal_chain) {
+    std::optional<double> first;
+    for (const auto& snap : replay->snapshots()) {
+      if (snap.offset_seconds < 0) continue;
+      replay->SetOffset(snap.offset_seconds);
+      if (sc::HopHolds(*replay, hop)) {
+        first = snap.offset_seconds;
+        break;
+      }
+    }
+    replay->SetOffset(-1);
+    r.first_seen.push_back(first);
+    r.held_before.push_back(sc::HopHolds(*replay, hop));
+  }
+  return r;
+}
+
+// One trial in a fresh lab; writes the bundle (revision 1, without trials) to `bundle`.
+Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_base,
+                   double timeout_s, const fs::path& bundle, std::ostream& progress) {
+  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base});
+  struct Down {
+    Lab& lab;
+    std::ostream& progress;
+    ~Down() { lab.Down(progress); }
+  } down{lab, progress};
+  if (Status st = lab.Up(progress); !st.ok()) return st;
+  std::string host = HostNode(s);
+  std::string recorded_at = NowIso();
+  std::string version = lab.Client({"sinfo", "--version"}).out;
+  version = version.substr(version.find(' ') + 1);
+  version = version.substr(0, version.find('\n'));
+
+  // Work before the fault, then the baseline.
+  SubmitBeforeTheFault(lab, s, progress);
+  Json snapshots = Json::array();
+  snapshots.push_back(TakeSnapshot(lab, host, timeout_s, bundle, -1, "baseline, before the fault"));
+  progress << "  baseline snapshot taken\n";
+
+  struct Event {
+    double at;
+    int order;
+    std::string what;
+    std::function<Status()> run;
+  };
+  std::vector<Event> events;
+  Clock::time_point t0;
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  for (const sc::FaultRef& f : s.faults) {
+    FaultTarget t = TargetOf(f);
+    events.push_back({double(f.at_s), 0, "inject " + f.name, [&lab, f, t]() {
+                        FaultOutcome o = InjectFault(lab, f.name, t);
+                        return o.status;
+                      }});
+    if (f.heal_at_s) {
+      events.push_back({double(*f.heal_at_s), 1, "heal " + f.name, [&lab, f, t]() {
+                          return HealFault(lab, f.name, t).status;
+                        }});
+    }
+  }
+  for (const sc::Workload& w : s.workload) {
+    if (w.at_s >= 0) {
+      events.push_back({double(w.at_s), 2, "submit " + w.name,
+                        [&lab, w, &progress]() { return Submit(lab, w, progress); }});
+    }
+  }
+  for (int off : SnapshotSchedule(s)) {
+    events.push_back({double(off), 3, "snapshot +" + std::to_string(off) + " s",
+                      [&, off]() {
+                        // The offset is when the snapshot really started (never before its
+                        // scheduled time; later when an earlier one ran long).
+                        double started = std::floor(elapsed() * 10) / 10;
+                        Clock::time_point a = Clock::now();
+                        Json snap = TakeSnapshot(lab, host, timeout_s, bundle, started, "");
+                        double took = std::chrono::duration<double>(Clock::now() - a).count();
+                        snap["comment"] = "scheduled at +" + std::to_string(off) + " s; took " +
+                                          Fixed(took) + " s";
+                        snapshots.push_back(std::move(snap));
+                        return Status();
+                      }});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.order < b.order;
+  });
+  Status failed;
+  t0 = Clock::now();
+  for (Event& e : events) {
+    double wait = e.at - elapsed();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    double late = elapsed() - e.at;
+    Status st = e.run();
+    progress << "  +" << Fixed(elapsed()) << " s " << e.what
+             << (late > 1 ? " (" + Fixed(late) + " s late)" : "")
+             << (st.ok() ? "" : ": " + st.message()) << "\n";
+    if (!st.ok() && e.order <= 1) {
+      failed = st;
+      break;
+    }
+  }
+  Status healed = HealScenario(lab, s, progress);
+  if (!failed.ok()) return failed;
+  if (!healed.ok()) return healed;
+
+  Json manifest = {{"format", mcp::kEvidenceBundleFormat},
+                   {"slurm_version", version},
+                   {"scenario", s.id},
+                   {"recorded_at", recorded_at},
+                   {"generator", "rca-bench record (scenarios/live/runner.cc)"},
+                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-2], gpu: node[3-4]); "
+                               "slurm-mcp taken to run on " + host +
+                               " (its nvidia-smi and slurmd log). Offsets are seconds after "
+                               "the fault; -1 is the baseline before it. Lab paths are "
+                               "replaced by /LAB."},
+                   {"snapshots", snapshots}};
+  if (!WriteText(bundle / "manifest.json", manifest.dump(2) + "\n")) {
+    return Status::Error("cannot write " + (bundle / "manifest.json").string());
+  }
+  return {};
+}
+
+std::string ScenarioFixtures(const ScenarioRecordOptions& o) {
+  return o.fixtures.empty() ? std::string(SLURM_RCA_SOURCE_ROOT) + "/fixtures" : o.fixtures;
+}
+
+}  // namespace
+
+FaultTarget TargetOf(const sc::FaultRef& ref) {
+  FaultTarget t;
+  for (const auto& [k, v] : ref.target) {
+    if (k == "node") t.node = v;
+    if (k == "daemon") t.daemon = v;
+    if (k == "reason") t.reason = v;
+    if (k == "mode") t.mode = v;
+    if (k == "method") t.method = v;
+    if (k == "workers") t.workers = std::stoi(v);
+    if (k == "seconds") t.seconds = std::stoi(v);
+    if (k == "partition") t.partition = v;
+    if (k == "state") t.state = v;
+    if (k == "account") t.account = v;
+    if (k == "qos") t.qos = v;
+    if (k == "limit") t.limit = v;
+  }
+  return t;
+}
+
+Status InjectScenario(Lab& lab, const sc::Scenario& s, std::ostream& progress) {
+  if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
+  for (const sc::Workload& w : s.workload) {
+    if (w.at_s < 0) Submit(lab, w, progress);
+  }
+  for (const sc::FaultRef& f : s.faults) {
+    FaultOutcome o = InjectFault(lab, f.name, TargetOf(f));
+    if (!o.status.ok()) return Status::Error(f.name + ": " + o.status.message());
+    progress << "  " << f.name << ": " << o.message << "\n";
+    if (f.heal_at_s) {
+      progress << "  (the scenario heals " << f.name << " at +" << *f.heal_at_s
+               << " s; by hand: rca-bench heal " << s.id << ")\n";
+    }
+  }
+  for (const sc::Workload& w : s.workload) {
+    if (w.at_s >= 0) Submit(lab, w, progress);
+  }
+  return {};
+}
+
+Status HealScenario(Lab& lab, const sc::Scenario& s, std::ostream& progress) {
+  std::string errors;
+  for (auto it = s.faults.rbegin(); it != s.faults.rend(); ++it) {
+    FaultOutcome o = HealFault(lab, it->name, TargetOf(*it));
+    if (!o.status.ok()) {
+      errors += (errors.empty() ? "" : "; ") + it->name + ": " + o.status.message();
+    } else if (o.changed) {
+      progress << "  healed " << it->name << ": " << o.message << "\n";
+    }
+  }
+  CancelWorkload(lab, s);
+  if (!errors.empty()) return Status::Error(s.id + ": " + errors);
+  return {};
+}
+
+Status HealAll(Lab& lab, const std::vector<sc::Scenario>& suite, std::ostream& progress) {
+  std::string errors;
+  for (const sc::Scenario& s : suite) {
+    if (Status st = HealScenario(lab, s, progress); !st.ok()) {
+      errors += (errors.empty() ? "" : "\n") + st.message();
+    }
+  }
+  if (!errors.empty()) return Status::Error(errors);
+  return {};
+}
+
+std::vector<int> SnapshotSchedule(const sc::Scenario& s) {
+  std::set<int> at;
+  for (int t : {5, 15, 30, 60, 90, 120, 180, 240, 300, 420, 600}) {
+    if (t <= s.observe_s) at.insert(t);
+  }
+  for (const sc::Hop& h : s.causal_chain) {
+    if (h.observable_at_s > 0 && h.observable_at_s <= s.observe_s) at.insert(h.observable_at_s);
+  }
+  at.insert(s.observe_s);
+  return {at.begin(), at.end()};
+}
+
+Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
+                      std::ostream& progress) {
+  if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
+  if (o.trials < 1) return Status::Error("--trials must be at least 1");
+  fs::path work = o.work_dir.empty() ? fs::path("/tmp") : fs::path(o.work_dir);
+  // Short: the labs' Unix socket paths must stay under 108 bytes.
+  fs::path base = work / ("rca-rec-" + s.TaskId());
+  std::error_code ec;
+  auto trial_dir = [&](int k) { return base / ("trial-" + std::to_string(k + 1)); };
+  if (o.reuse_trials) {
+    for (int k = 0; k < o.trials; ++k) {
+      if (!fs::exists(trial_dir(k) / "bundle" / "manifest.json")) {
+        return Status::Error("no recorded trial " + trial_dir(k).string() + " to reuse");
+      }
+    }
+  } else {
+    // A run that was killed leaves its trials' labs up: take them down before removing them.
+    for (int k = 0; k < 10; ++k) {
+      Lab old(LabOptions{.dir = (trial_dir(k) / "lab").string()});
+      if (old.exists()) old.Down(progress);
+    }
+    fs::remove_all(base, ec);
+    fs::create_directories(base, ec);
+    if (ec) return Status::Error("cannot create " + base.string() + ": " + ec.message());
+  }
+  // Each trial runs in a child process with its own lab, so that trials can overlap.
+  std::map<pid_t, int> running;
+  std::vector<int> exit_status(o.trials, -1);
+  int started = 0;
+  auto reap_one = [&] {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid <= 0) return;
+    auto it = running.find(pid);
+    if (it == running.end()) return;
+    exit_status[it->second] =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    progress << "  trial " << it->second + 1 << " of " << s.id << ": "
+             << (exit_status[it->second] == 0 ? "recorded" : "FAILED") << "\n";
+    running.erase(it);
+  };
+  progress.flush();
+  if (o.reuse_trials) {
+    started = o.trials;
+    std::fill(exit_status.begin(), exit_status.end(), 0);
+  }
+  while (started < o.trials || !running.empty()) {
+    if (started < o.trials && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
+      int k = started++;
+      fs::create_directories(trial_dir(k) / "bundle", ec);
+      progress << "  trial " << k + 1 << " of " << s.id << ": lab " << (trial_dir(k) / "lab").string()
+               << ", port base " << o.port_base + 1000 * k << ", log "
+               << (trial_dir(k) / "trial.log").string() << "\n";
+      progress.flush();
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        std::ofstream log(trial_dir(k) / "trial.log");
+        Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k,
+                                o.read_timeout_seconds, trial_dir(k) / "bundle", log);
+        if (!st.ok()) log << "FAILED: " << st.message() << "\n";
+        log.flush();
+        ::_exit(st.ok() ? 0 : 1);
+      }
+      if (pid < 0) return Status::Error("fork failed");
+      running[pid] = k;
+      continue;
+    }
+    reap_one();
+  }
+  // A trial that failed (a daemon that did not come up in time on this busy machine) is run
+  // once more, alone.
+  for (int k = 0; k < o.trials; ++k) {
+    if (exit_status[k] == 0 || o.reuse_trials) continue;
+    progress << "  trial " << k + 1 << " of " << s.id << " failed; running it once more\n";
+    progress.flush();
+    fs::remove_all(trial_dir(k) / "bundle", ec);
+    fs::create_directories(trial_dir(k) / "bundle", ec);
+    std::ofstream log(trial_dir(k) / "trial.log", std::ios::app);
+    Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k,
+                            o.read_timeout_seconds, trial_dir(k) / "bundle", log);
+    if (!st.ok()) log << "FAILED: " << st.message() << "\n";
+    exit_status[k] = st.ok() ? 0 : 1;
+  }
+  for (int k = 0; k < o.trials; ++k) {
+    if (exit_status[k] != 0) {
+      std::ifstream in(trial_dir(k) / "trial.log");
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string t = text.str();
+      if (t.size() > 3000) t = t.substr(t.size() - 3000);
+      return Status::Error("trial " + std::to_string(k + 1) + " of " + s.id + " failed:\n" + t);
+    }
+  }
+
+  // Timing over the trials; the bundle keeps the first trial's reads.
+  std::vector<TrialResult> results;
+  for (int k = 0; k < o.trials; ++k) {
+    results.push_back(Evaluate(s, (trial_dir(k) / "bundle").string()));
+    if (!results.back().status.ok()) return results.back().status;
+  }
+  Json runs = Json::array();
+  for (int k = 0; k < o.trials; ++k) {
+    Json seen = Json::array(), before = Json::array();
+    for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+      seen.push_back(results[k].first_seen[h] ? Json(*results[k].first_seen[h]) : Json(nullptr));
+      before.push_back(static_cast<bool>(results[k].held_before[h]));
+    }
+    runs.push_back({{"trial", k + 1},
+                    {"recorded_at", results[k].recorded_at},
+                    {"first_seen_s", seen},
+                    {"held_before_fault", before}});
+  }
+  Json spread = Json::array();
+  for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+    std::vector<double> v;
+    int missing = 0;
+    for (const TrialResult& r : results) {
+      if (r.first_seen[h]) {
+        v.push_back(*r.first_seen[h]);
+      } else {
+        ++missing;
+      }
+    }
+    std::sort(v.begin(), v.end());
+    Json one = {{"hop", h + 1}, {"seen_in", v.size()}, {"not_seen_in", missing}};
+    one["min_s"] = v.empty() ? Json(nullptr) : Json(v.front());
+    one["median_s"] = v.empty() ? Json(nullptr) : Json(v[v.size() / 2]);
+    one["max_s"] = v.empty() ? Json(nullptr) : Json(v.back());
+    spread.push_back(one);
+  }
+  Json trials = {{"count", o.trials},
+                 {"kept", 1},
+                 {"note", "first_seen_s: the first snapshot offset (seconds after the fault) at "
+                          "which all of a hop's signals held; null: never within the window. "
+                          "The offsets are those of the snapshot schedule, so a spread is "
+                          "quantised to it."},
+                 {"schedule_s", SnapshotSchedule(s)},
+                 {"hops", spread},
+                 {"runs", runs}};
+
+  // The kept bundle is a copy: the trials stay in work_dir for --reuse.
+  fs::path kept = base / "kept";
+  fs::remove_all(kept, ec);
+  fs::copy(trial_dir(0) / "bundle", kept, fs::copy_options::recursive, ec);
+  if (ec) return Status::Error("cannot copy trial 1's bundle: " + ec.message());
+  std::ifstream in(kept / "manifest.json");
+  Json manifest = Json::parse(in, nullptr, false);
+  if (manifest.is_discarded()) return Status::Error("trial 1's manifest does not parse");
+  manifest["format"] = mcp::kEvidenceBundleFormat2;
+  manifest["trials"] = trials;
+  if (!WriteText(kept / "manifest.json", manifest.dump(2) + "\n")) {
+    return Status::Error("cannot write the manifest");
+  }
+  fs::path final_out = fs::path(ScenarioFixtures(o)) / s.id;
+  fs::path old = final_out.string() + ".old";
+  fs::remove_all(old, ec);
+  if (fs::exists(final_out)) fs::rename(final_out, old, ec);
+  fs::create_directories(final_out.parent_path(), ec);
+  fs::rename(kept, final_out, ec);
+  if (ec) {
+    // Across filesystems: copy, then remove.
+    ec.clear();
+    fs::copy(kept, final_out, fs::copy_options::recursive, ec);
+    if (ec) return Status::Error("cannot move the bundle to " + final_out.string() + ": " + ec.message());
+  }
+  fs::remove_all(old, ec);
+  for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+    progress << "  hop " << h + 1 << " " << s.causal_chain[h].node << ": first seen at "
+             << spread[h]["min_s"].dump() << ".." << spread[h]["max_s"].dump() << " s in "
+             << spread[h]["seen_in"].get<int>() << " of " << o.trials << " trials\n";
+  }
+  progress << "recorded " << final_out.string() << " (trials kept in " << base.string()
+           << " for --reuse)\n";
+  return {};
+}
+
+SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::ostream& progress) {
+  SmokeResult r;
+  if (s.causal_chain.empty()) {
+    r.status = Status::Error(s.id + " has no chain");
+    return r;
+  }
+  HealScenario(lab, s, progress);
+  if (Status st = lab.WaitReady(std::chrono::seconds(60)); !st.ok()) {
+    r.status = Status::Error("not clean before " + s.id + ": " + st.message());
+    return r;
+  }
+  std::string host = HostNode(s);
+  LogSizes start = SizesOf(LiveOptionsFor(lab, host, 20));
+  SubmitBeforeTheFault(lab, s, progress);
+  Clock::time_point t0 = Clock::now();
+  for (const sc::FaultRef& f : s.faults) {
+    if (f.at_s > window_s) continue;
+    FaultOutcome o = InjectFault(lab, f.name, TargetOf(f));
+    if (!o.status.ok()) {
+      r.status = Status::Error(s.id + ": inject " + f.name + ": " + o.status.message());
+      HealScenario(lab, s, progress);
+      return r;
+    }
+  }
+  for (const sc::Workload& w : s.workload) {
+    if (w.at_s >= 0 && w.at_s <= window_s) Submit(lab, w, progress);
+  }
+  const sc::Hop& first = s.causal_chain.front();
+  while (true) {
+    // The live back-end resolves nvidia-smi when made: a fresh one sees a test double.
+    SinceBackend fresh(LiveOptionsFor(lab, host, 20), start);
+    std::string detail;
+    bool holds = sc::HopHolds(fresh, first, &detail);
+    double t = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.detail = detail;
+    if (holds) {
+      r.observed = true;
+      r.seconds = t;
+      break;
+    }
+    if (t > window_s) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  Status healed = HealScenario(lab, s, progress);
+  if (!healed.ok()) r.status = healed;
+  return r;
+}
+
+}  // namespace slurm_rca::live

@@ -1,0 +1,73 @@
+// Scenarios on the live lab: inject and heal a scenario's faults and workload, record its
+// evidence bundle over several trials, and the bounded live smoke.
+//
+//   Lab lab(LabOptions{});
+//   InjectScenario(lab, scenario, std::cout);   // rca-bench inject S06-...
+//   HealScenario(lab, scenario, std::cout);     // rca-bench heal S06-...
+//
+//   ScenarioRecordOptions o{.fixtures = "fixtures", .trials = 3, .jobs = 3};
+//   RecordScenario(scenario, o, std::cout);     // rca-bench record S06-...
+//
+// A trial brings up a fresh lab (nothing left from another scenario: logs, job ids, sdiag
+// counters and accounting all start empty), submits the workload that runs before the fault,
+// takes the baseline snapshot, injects, and snapshots every slurm-mcp topic through mcp's live
+// back-end at scheduled offsets (offsets and outcomes as the server would have seen them),
+// applies the schedule's heals and later submissions, then heals and takes the lab down. The
+// bundle keeps the first trial's reads and every trial's timing (when each hop's signals first
+// held), as format slurm-rca-evidence/2's `trials`.
+#ifndef SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
+#define SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "scenarios/live/faults.h"
+#include "scenarios/live/lab.h"
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::live {
+
+// The FaultTarget a scenario's fault reference names (defaults for what it does not set).
+FaultTarget TargetOf(const scenarios::FaultRef& ref);
+
+// Injects every fault (in order) and submits the whole workload, ignoring the schedule's
+// offsets: for an operator trying a scenario by hand. Idempotent per fault.
+Status InjectScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
+// Heals the faults in reverse order and cancels the workload's jobs. Idempotent.
+Status HealScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
+// Heals every scenario (all heals run; failures are reported together).
+Status HealAll(Lab& lab, const std::vector<scenarios::Scenario>& suite, std::ostream& progress);
+
+struct ScenarioRecordOptions {
+  std::string fixtures;        // bundles go to FIXTURES/<id>; empty: the source tree's fixtures/
+  int trials = 3;
+  int jobs = 1;                // trials run at once, each in its own lab
+  int port_base = 37800;       // trial k uses port_base + 1000 * k
+  double read_timeout_seconds = 20;  // slurm-mcp's default executor timeout
+  std::string work_dir;        // where the trials' labs and bundles go; empty: /tmp
+  // Re-derive the timing from the trial bundles a previous run left in work_dir (after a
+  // signal changed) instead of running the trials again.
+  bool reuse_trials = false;
+};
+
+// The offsets at which the recorder snapshots (the baseline at -1 is taken before the fault).
+std::vector<int> SnapshotSchedule(const scenarios::Scenario& s);
+
+Status RecordScenario(const scenarios::Scenario& s, const ScenarioRecordOptions& options,
+                      std::ostream& progress);
+
+struct SmokeResult {
+  Status status;           // the inject or heal failed, or the lab did not return to clean
+  bool observed = false;   // the first hop's signals held within the window
+  double seconds = 0;      // when they first held, after the fault
+  std::string detail;
+};
+// Clean state, workload before the fault, inject, poll the first hop's signals through a live
+// back-end every second up to window_s, heal.
+SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
+                          std::ostream& progress);
+
+}  // namespace slurm_rca::live
+
+#endif  // SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_

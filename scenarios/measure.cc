@@ -1,0 +1,215 @@
+#include "scenarios/measure.h"
+
+#include <re2/re2.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "mcp/replay_backend.h"
+#include "mcp/topics.h"
+
+namespace slurm_rca::scenarios {
+
+const std::vector<PlannedRead>& RecorderPlan() {
+  static const std::vector<PlannedRead> plan = [] {
+    std::vector<PlannedRead> p;
+    std::set<std::vector<std::string>> seen;
+    auto add = [&](const mcp::Topic& t, const mcp::Filters& f) {
+      mcp::BuiltArgv b = mcp::BuildArgv(t, f);
+      if (b.error.empty() && seen.insert(b.argv).second) p.push_back({&t, b.argv});
+    };
+    for (const mcp::Topic& topic : mcp::Topics()) {
+      add(topic, {});
+      for (const mcp::Filter& f : topic.filters) {
+        if (f.kind != mcp::Filter::Kind::kLocal && !f.example.empty()) {
+          add(topic, {{f.name, f.example}});
+        }
+      }
+    }
+    for (const char* daemon : {"slurmdbd", "slurmd"}) {
+      add(*mcp::FindTopic("logs"), {{"daemon", daemon}});
+    }
+    return p;
+  }();
+  return plan;
+}
+
+std::vector<std::string> SignalArgv(const Signal& signal) {
+  const mcp::Topic* topic = mcp::FindTopic(signal.topic);
+  if (!topic) return {};
+  if (topic->source == mcp::Source::kDaemonLog) {
+    return {"log", signal.daemon.empty() ? "slurmctld" : signal.daemon};
+  }
+  mcp::Filters f(signal.filters.begin(), signal.filters.end());
+  mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
+  return built.error.empty() ? built.argv : std::vector<std::string>{};
+}
+
+namespace {
+
+// The first line of text matching re, cut to 160 bytes.
+std::string MatchingLine(const std::string& text, const RE2& re) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (RE2::PartialMatch(line, re)) return line.size() > 160 ? line.substr(0, 160) + "..." : line;
+  }
+  return "";
+}
+
+}  // namespace
+
+SignalResult SignalHolds(mcp::Backend& backend, const Signal& signal) {
+  std::vector<std::string> argv = SignalArgv(signal);
+  if (argv.empty()) return {false, "not a read slurm-mcp can make"};
+  mcp::Evidence e = argv[0] == "log" ? backend.ReadLog(argv[1], mcp::kLogTailLines)
+                                     : backend.Read(argv);
+  std::string outcome = mcp::OutcomeName(e.outcome);
+  std::string what = signal.topic + (argv[0] == "log" ? " " + argv[1] : "") + ": " + outcome;
+  if (outcome != signal.outcome) return {false, what + ", expected " + signal.outcome};
+  if (signal.match.empty()) return {true, what};
+  RE2 re(signal.match, RE2::Quiet);
+  if (!re.ok()) return {false, "bad pattern"};
+  for (const std::string* text : {&e.out, &e.err, &e.cause}) {
+    std::string line = MatchingLine(*text, re);
+    if (!line.empty()) return {true, what + ", '" + line + "'"};
+  }
+  return {false, what + ", nothing matches /" + signal.match + "/"};
+}
+
+bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail) {
+  if (hop.signals.empty()) {
+    if (detail) *detail = "no signals";
+    return false;
+  }
+  bool all = true;
+  std::string d;
+  for (const Signal& s : hop.signals) {
+    SignalResult r = SignalHolds(backend, s);
+    all = all && r.holds;
+    d += (d.empty() ? "" : "; ") + r.detail;
+  }
+  if (detail) *detail = d;
+  return all;
+}
+
+bool Measurement::AllMeasured() const {
+  if (!error.empty() || hops.empty()) return false;
+  for (const HopResult& h : hops) {
+    if (!h.measured) return false;
+  }
+  return true;
+}
+
+std::string BundleDir(const std::string& scenario_id) {
+  const char* env = std::getenv("SLURM_RCA_FIXTURES");
+  std::string root = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures";
+  return root + "/" + scenario_id;
+}
+
+Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir) {
+  Measurement m;
+  m.bundle = bundle_dir;
+  if (!std::filesystem::exists(std::filesystem::path(bundle_dir) / "manifest.json")) {
+    m.error = "no recorded bundle " + bundle_dir + " (rca-bench record " + scenario.id + ")";
+    return m;
+  }
+  std::string error;
+  std::unique_ptr<mcp::ReplayBackend> replay = mcp::ReplayBackend::Open(bundle_dir, &error);
+  if (!replay) {
+    m.error = error;
+    return m;
+  }
+  if (replay->scenario() != scenario.id) {
+    m.error = bundle_dir + " records scenario '" + replay->scenario() + "', not " + scenario.id;
+    return m;
+  }
+  m.trials_json = replay->trials_json();
+  if (!m.trials_json.empty()) {
+    auto t = nlohmann::json::parse(m.trials_json, nullptr, false);
+    if (t.is_object() && t.contains("count") && t["count"].is_number_integer()) {
+      m.trials = t["count"].get<int>();
+    }
+  }
+  const auto& snaps = replay->snapshots();
+  // The baseline is the snapshot before the fault (negative offset); the first after it serves
+  // hops at 0.
+  double baseline = 0, first_after = 0;
+  bool has_baseline = false, has_after = false;
+  for (const auto& s : snaps) {
+    if (s.offset_seconds < 0) {
+      baseline = s.offset_seconds;
+      has_baseline = true;
+    } else if (!has_after) {
+      first_after = s.offset_seconds;
+      has_after = true;
+    }
+  }
+  for (size_t i = 0; i < scenario.causal_chain.size(); ++i) {
+    const Hop& hop = scenario.causal_chain[i];
+    HopResult r{static_cast<int>(i + 1), hop.node, false, ""};
+    if (!has_baseline || !has_after) {
+      r.detail = "the bundle has no snapshot before the fault and after it";
+      m.hops.push_back(r);
+      continue;
+    }
+    // A hop at 0 is the fault itself: its evidence must show by the time the next hop's does
+    // (by the end of the window when no later hop is timed). When it first showed is the
+    // bundle's trials.hops[].min_s .. max_s.
+    double at = hop.observable_at_s;
+    if (at <= 0) {
+      at = scenario.observe_s;
+      for (const Hop& later : scenario.causal_chain) {
+        if (later.observable_at_s > 0) {
+          at = later.observable_at_s;
+          break;
+        }
+      }
+    }
+    at = std::max(at, first_after);
+    replay->SetOffset(at);
+    std::string after, before;
+    bool holds = HopHolds(*replay, hop, &after);
+    replay->SetOffset(baseline);
+    bool held_before = HopHolds(*replay, hop, &before);
+    if (!holds) {
+      r.detail = "at " + std::to_string(static_cast<int>(at)) + " s: " + after;
+    } else if (held_before) {
+      r.detail = "already before the fault: " + before;
+    } else {
+      r.measured = true;
+      r.detail = "at " + std::to_string(static_cast<int>(at)) + " s: " + after;
+    }
+    m.hops.push_back(r);
+  }
+  return m;
+}
+
+std::vector<Problem> MeasurementProblems(const Scenario& s, const Measurement& m) {
+  std::vector<Problem> out;
+  bool blocked = s.status == "blocked";
+  if (blocked) {
+    if (m.error.empty()) {
+      out.push_back({s.file, s.Line("status"), "blocked-measured",
+                     "blocked, but a bundle is recorded in " + m.bundle});
+    }
+    return out;
+  }
+  if (!m.error.empty()) {
+    out.push_back({s.file, s.Line("id"), "bundle-missing", m.error});
+    return out;
+  }
+  for (size_t i = 0; i < m.hops.size() && i < s.causal_chain.size(); ++i) {
+    if (!m.hops[i].measured) {
+      out.push_back({s.file, s.causal_chain[i].line, "hop-unmeasured",
+                     "hop " + std::to_string(i + 1) + " (" + m.hops[i].node + "): " +
+                         m.hops[i].detail});
+    }
+  }
+  return out;
+}
+
+}  // namespace slurm_rca::scenarios

@@ -1,0 +1,73 @@
+// Whether a scenario is measured, derived from its recorded evidence bundle rather than
+// asserted in its YAML.
+//
+// Each hop of a causal chain carries signals: reads slurm-mcp can make (a topic with filters,
+// or a daemon log) with the outcome and the pattern its evidence shows. A hop is measured when,
+// in the bundle, every signal holds in the snapshot served at the hop's offset (the first
+// snapshot after the fault for a hop at 0) and not every signal held in the baseline snapshot
+// taken before the fault: the evidence appeared with the fault, it was not there already.
+//
+//   Measurement m = MeasureScenario(scenario, BundleDir(scenario.id));
+//   if (!m.error.empty()) ...;                 // no bundle, or it does not open
+//   for (const HopResult& h : m.hops) std::cout << h.measured << " " << h.detail << "\n";
+//
+// SignalHolds works on any back-end, so the recorder and the live smoke evaluate signals
+// against the live cluster exactly as the validator does against a bundle.
+#ifndef SLURM_RCA_SCENARIOS_MEASURE_H_
+#define SLURM_RCA_SCENARIOS_MEASURE_H_
+
+#include <string>
+#include <vector>
+
+#include "mcp/evidence.h"
+#include "mcp/topics.h"
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::scenarios {
+
+// What the recorder reads in every snapshot: each topic bare, and with each of its argv filters
+// alone at its documented example; the logs of slurmctld (bare), slurmdbd and slurmd.
+struct PlannedRead {
+  const mcp::Topic* topic;
+  std::vector<std::string> argv;  // {"log", daemon} for logs
+};
+const std::vector<PlannedRead>& RecorderPlan();
+
+// The read a signal makes: the topic's argv with its filters, or {"log", daemon}.
+std::vector<std::string> SignalArgv(const Signal& signal);
+
+struct SignalResult {
+  bool holds = false;
+  std::string detail;  // what was seen: outcome, and the matching line or why it did not match
+};
+SignalResult SignalHolds(mcp::Backend& backend, const Signal& signal);
+
+// All of a hop's signals hold (false when it has none).
+bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail = nullptr);
+
+struct HopResult {
+  int hop = 0;  // 1-based
+  std::string node;
+  bool measured = false;
+  std::string detail;
+};
+
+struct Measurement {
+  std::string bundle;         // the directory
+  std::string error;          // non-empty: no bundle, or it does not open
+  int trials = 0;             // trials recorded (from the manifest), 0 when unknown
+  std::string trials_json;    // the manifest's `trials` object
+  std::vector<HopResult> hops;
+  bool AllMeasured() const;
+};
+
+// $SLURM_RCA_FIXTURES/<id>, else the source tree's fixtures/<id>.
+std::string BundleDir(const std::string& scenario_id);
+Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
+
+// The measurement as problems (bundle-missing, hop-unmeasured, blocked-measured).
+std::vector<Problem> MeasurementProblems(const Scenario& scenario, const Measurement& m);
+
+}  // namespace slurm_rca::scenarios
+
+#endif  // SLURM_RCA_SCENARIOS_MEASURE_H_

@@ -1,0 +1,198 @@
+// measure_test: "measured" is derived from a bundle. Synthetic bundles check each way a hop can
+// fail to be measured; the shipped suite's bundles must measure every hop of every runnable
+// scenario and replay through slurm-mcp's replay back-end.
+#include "scenarios/measure.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "mcp/replay_backend.h"
+#include "scenarios/validate.h"
+#include "scenarios/views.h"
+
+namespace slurm_rca::scenarios {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const std::string kSource = SLURM_RCA_SOURCE_DIR;
+
+class MeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("measure_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "reads");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Stream(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / "reads" / name) << text;
+  }
+  Json Read(const std::vector<std::string>& argv, const std::string& out,
+            const std::string& outcome = "ok") {
+    bool ok = outcome == "ok";
+    return {{"argv", argv},
+            {"exit_code", ok ? 0 : (outcome == "timed_out" ? -1 : 1)},
+            {"outcome", outcome},
+            {"duration_ms", 5},
+            {"timed_out", outcome == "timed_out"},
+            {"stdout_file", "reads/" + out},
+            {"stderr_file", "reads/empty"},
+            {"cause", ok ? "" : "sacct " + outcome}};
+  }
+  // A bundle with a baseline at -1 and snapshots at 5 and 30: the controller's log shows the
+  // I/O error from `error_from` on; sacct times out from 30.
+  void Write(double error_from, const std::string& id = "S06-state-save-unwritable") {
+    Stream("empty", "");
+    Stream("log-clean", "[t] slurmctld started\n");
+    Stream("log-error", "[t] slurmctld started\n[t] _slurm_rpc_submit_batch_job: I/O error "
+                        "writing script/environment to file\n");
+    Stream("sacct", "1|research|root|COMPLETED\n");
+    const std::vector<std::string> sacct = SignalArgv(Signal{.topic = "accounting"});
+    Json snaps = Json::array();
+    for (double at : {-1.0, 5.0, 30.0}) {
+      Json reads = Json::array();
+      reads.push_back(Read({"log", "slurmctld"}, at >= error_from ? "log-error" : "log-clean"));
+      reads.push_back(at >= 30 ? Read(sacct, "empty", "timed_out") : Read(sacct, "sacct"));
+      snaps.push_back({{"offset_seconds", at}, {"taken_at", "2026-11-30T12:00:00Z"},
+                       {"reads", reads}});
+    }
+    Json m = {{"format", mcp::kEvidenceBundleFormat2},
+              {"slurm_version", "22.05.8"},
+              {"scenario", id},
+              {"recorded_at", "2026-11-30T12:00:00Z"},
+              {"trials", {{"count", 3}}},
+              {"snapshots", snaps}};
+    std::ofstream(dir_ / "manifest.json") << m.dump(2);
+  }
+  Scenario S06() {
+    LoadResult r = LoadScenarioFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+    EXPECT_TRUE(r.scenario);
+    return *r.scenario;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MeasureTest, AHopWhoseSignalAppearsAfterTheFaultIsMeasured) {
+  Write(5);
+  Measurement m = MeasureScenario(S06(), dir_.string());
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  EXPECT_EQ(m.trials, 3);
+  ASSERT_EQ(m.hops.size(), 1u);
+  EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
+  EXPECT_NE(m.hops[0].detail.find("I/O error"), std::string::npos);
+  EXPECT_TRUE(MeasurementProblems(S06(), m).empty());
+}
+
+TEST_F(MeasureTest, EvidenceAlreadyThereBeforeTheFaultIsNotMeasured) {
+  Write(-1);
+  Measurement m = MeasureScenario(S06(), dir_.string());
+  ASSERT_EQ(m.hops.size(), 1u);
+  EXPECT_FALSE(m.hops[0].measured);
+  EXPECT_NE(m.hops[0].detail.find("already before the fault"), std::string::npos);
+  auto p = MeasurementProblems(S06(), m);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "hop-unmeasured");
+}
+
+TEST_F(MeasureTest, EvidenceThatNeverShowsIsNotMeasured) {
+  Write(1000);
+  Measurement m = MeasureScenario(S06(), dir_.string());
+  ASSERT_EQ(m.hops.size(), 1u);
+  EXPECT_FALSE(m.hops[0].measured);
+  EXPECT_NE(m.hops[0].detail.find("nothing matches"), std::string::npos) << m.hops[0].detail;
+}
+
+TEST_F(MeasureTest, ALaterHopIsCheckedAtItsOwnOffset) {
+  Write(5);
+  Scenario s = S06();
+  Hop later;
+  later.node = "slurm.slurmdbd";
+  later.observable_at_s = 10;  // sacct still answers at 10 (the snapshot of 5 s is served)
+  later.signals.push_back(Signal{.topic = "accounting", .outcome = "timed_out"});
+  s.causal_chain.push_back(later);
+  Measurement m = MeasureScenario(s, dir_.string());
+  ASSERT_EQ(m.hops.size(), 2u);
+  EXPECT_FALSE(m.hops[1].measured) << m.hops[1].detail;
+  s.causal_chain[1].observable_at_s = 30;
+  m = MeasureScenario(s, dir_.string());
+  EXPECT_TRUE(m.hops[1].measured) << m.hops[1].detail;
+  // The root hop at 0 must show by the next timed hop: the log error shows from 5.
+  EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
+}
+
+TEST_F(MeasureTest, ABundleOfAnotherScenarioIsRefused) {
+  Write(5, "S99-other");
+  Measurement m = MeasureScenario(S06(), dir_.string());
+  EXPECT_NE(m.error.find("S99-other"), std::string::npos) << m.error;
+  auto p = MeasurementProblems(S06(), m);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "bundle-missing");
+}
+
+TEST_F(MeasureTest, NoBundleIsBundleMissingAndABlockedScenarioMustHaveNone) {
+  Measurement none = MeasureScenario(S06(), (dir_ / "nothing").string());
+  auto p = MeasurementProblems(S06(), none);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "bundle-missing");
+  Scenario blocked = S06();
+  blocked.status = "blocked";
+  EXPECT_TRUE(MeasurementProblems(blocked, none).empty());
+  Write(5);
+  p = MeasurementProblems(blocked, MeasureScenario(blocked, dir_.string()));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "blocked-measured");
+}
+
+// The shipped suite: every runnable scenario has a bundle that replays and measures every hop.
+TEST(ShippedSuite, EveryRunnableScenarioIsMeasuredByItsBundle) {
+  Suite suite = LoadSuite(ScenarioPaths(kSource + "/scenarios"));
+  ASSERT_GE(suite.scenarios.size(), 20u);
+  for (const Scenario& s : suite.scenarios) {
+    if (s.status != "runnable") continue;
+    std::string dir = kSource + "/fixtures/" + s.id;
+    std::string error;
+    auto replay = mcp::ReplayBackend::Open(dir, &error);
+    ASSERT_TRUE(replay) << s.id << ": " << error;
+    EXPECT_GE(replay->snapshots().size(), 3u) << s.id;
+    Measurement m = MeasureScenario(s, dir);
+    EXPECT_EQ(m.trials, 3) << s.id;
+    for (const HopResult& h : m.hops) {
+      EXPECT_TRUE(h.measured) << s.id << " hop " << h.hop << ": " << h.detail;
+    }
+  }
+}
+
+TEST(ShippedSuite, TheAgentViewCarriesOnlyTaskIdsAndTickets) {
+  Suite suite = LoadSuite(ScenarioPaths(kSource + "/scenarios"));
+  auto m = MeasureSuite(suite.scenarios);
+  auto agent = ExportView(suite.scenarios, m, View::kAgent);
+  std::string text = agent.dump();
+  for (const auto& item : agent) {
+    ASSERT_EQ(item.size(), 2u);
+    EXPECT_EQ(item["task_id"].get<std::string>().rfind("T-", 0), 0u);
+    EXPECT_FALSE(item["symptom"].get<std::string>().empty());
+  }
+  for (const Scenario& s : suite.scenarios) {
+    EXPECT_EQ(text.find(s.id), std::string::npos) << s.id;
+    EXPECT_EQ(text.find(s.canary), std::string::npos) << s.id;
+    EXPECT_EQ(text.find(s.title), std::string::npos) << s.id;
+  }
+  for (const char* word : {"undiagnosable", "root_cause", "multi_layer", "difficulty"}) {
+    EXPECT_EQ(text.find(word), std::string::npos) << word;
+  }
+  auto scorer = ExportView(suite.scenarios, m, View::kScorer);
+  ASSERT_EQ(scorer.size(), suite.scenarios.size());
+  EXPECT_EQ(scorer[0]["root_cause"], suite.scenarios[0].RootCause());
+  EXPECT_EQ(scorer[0]["task_id"], suite.scenarios[0].TaskId());
+}
+
+}  // namespace
+}  // namespace slurm_rca::scenarios

@@ -1,0 +1,206 @@
+#include "scenarios/views.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "scenarios/vocabulary.h"
+
+namespace slurm_rca::scenarios {
+
+using Json = nlohmann::ordered_json;
+
+std::vector<Measurement> MeasureSuite(const std::vector<Scenario>& scenarios) {
+  std::vector<Measurement> out;
+  for (const Scenario& s : scenarios) out.push_back(MeasureScenario(s, BundleDir(s.id)));
+  return out;
+}
+
+namespace {
+
+std::string Collapse(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = !out.empty();
+    } else {
+      if (space) out += ' ';
+      out += c;
+      space = false;
+    }
+  }
+  return out;
+}
+
+std::string Num(const Json& j) {
+  if (!j.is_number()) return "-";
+  double v = j.get<double>();
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// "5–30" (min–max over the trials) of one hop, from the trials object; "-" when never seen.
+std::string Spread(const Measurement& m, size_t hop) {
+  Json t = Json::parse(m.trials_json.empty() ? "{}" : m.trials_json, nullptr, false);
+  if (!t.is_object() || !t.contains("hops") || hop >= t["hops"].size()) return "-";
+  const Json& h = t["hops"][hop];
+  std::string lo = Num(h["min_s"]), hi = Num(h["max_s"]);
+  std::string s = lo == hi ? lo : lo + "–" + hi;
+  if (h.value("not_seen_in", 0) > 0) s += " (missed in " + std::to_string(h["not_seen_in"].get<int>()) + ")";
+  return s;
+}
+
+}  // namespace
+
+std::string ScenarioTable(const std::vector<Scenario>& scenarios,
+                          const std::vector<Measurement>& measurements) {
+  std::ostringstream o;
+  o << "| ID | family | difficulty | reported | root cause | hops measured | first seen, s (per hop, "
+       "min–max of trials) | task id |\n";
+  o << "|---|---|---|---|---|---|---|---|\n";
+  int runnable = 0, measured = 0;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const Scenario& s = scenarios[i];
+    const Measurement& m = measurements[i];
+    int ok = 0;
+    for (const HopResult& h : m.hops) ok += h.measured ? 1 : 0;
+    std::string hops = m.error.empty()
+                           ? std::to_string(ok) + "/" + std::to_string(s.causal_chain.size()) +
+                                 " (" + std::to_string(m.trials) + " trials)"
+                           : "no bundle";
+    std::string seen;
+    for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+      seen += (h ? " → " : "") + (m.error.empty() ? Spread(m, h) : std::string("-"));
+    }
+    if (s.status == "runnable") ++runnable;
+    if (m.AllMeasured()) ++measured;
+    o << "| " << s.id << " | " << s.family << " | " << s.difficulty
+      << (s.status == "runnable" ? "" : " (" + s.status + ")") << " | " << s.reported_node
+      << " | " << s.RootCause() << " | " << hops << " | " << seen << " | " << s.TaskId()
+      << " |\n";
+  }
+  o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable, " << measured
+    << " with every hop measured in its recorded bundle.\n";
+  return o.str();
+}
+
+Json ExportView(const std::vector<Scenario>& scenarios,
+                const std::vector<Measurement>& measurements, View view) {
+  Json out = Json::array();
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const Scenario& s = scenarios[i];
+    if (view == View::kAgent) {
+      if (s.status != "runnable") continue;
+      out.push_back({{"task_id", s.TaskId()}, {"symptom", Collapse(s.symptom)}});
+      continue;
+    }
+    const Measurement& m = measurements[i];
+    Json chain = Json::array();
+    for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+      const Hop& hop = s.causal_chain[h];
+      Json ev = Json::array();
+      for (const Item& e : hop.evidence) ev.push_back(e.value);
+      Json sig = Json::array();
+      for (const Signal& g : hop.signals) {
+        Json one = {{"topic", g.topic}, {"outcome", g.outcome}};
+        if (!g.filters.empty()) {
+          Json f = Json::object();
+          for (const auto& [k, v] : g.filters) f[k] = v;
+          one["filters"] = f;
+        }
+        if (!g.daemon.empty()) one["daemon"] = g.daemon;
+        if (!g.match.empty()) one["match"] = g.match;
+        sig.push_back(one);
+      }
+      Json one = {{"node", hop.node},
+                  {"state", hop.state},
+                  {"observable_at_s", hop.observable_at_s},
+                  {"evidence", ev},
+                  {"signals", sig}};
+      if (h < m.hops.size()) {
+        one["measured"] = m.hops[h].measured;
+        one["measurement"] = m.hops[h].detail;
+      }
+      chain.push_back(one);
+    }
+    Json scoring = Json::array();
+    for (const Credit& c : s.scoring) {
+      scoring.push_back({{"node", c.node}, {"credit", c.credit}, {"rationale", c.rationale}});
+    }
+    auto notes = [](const std::vector<NodeNote>& v) {
+      Json j = Json::object();
+      for (const NodeNote& n : v) j[n.node] = n.why;
+      return j;
+    };
+    auto items = [](const std::vector<Item>& v) {
+      Json j = Json::array();
+      for (const Item& a : v) j.push_back(a.value);
+      return j;
+    };
+    Json faults = Json::array();
+    for (const FaultRef& f : s.faults) {
+      Json t = Json::object();
+      for (const auto& [k, v] : f.target) t[k] = v;
+      Json one = {{"name", f.name}, {"target", t}, {"at_s", f.at_s}};
+      if (f.heal_at_s) one["heal_at_s"] = *f.heal_at_s;
+      faults.push_back(one);
+    }
+    Json trials = m.trials_json.empty() ? Json(nullptr) : Json::parse(m.trials_json, nullptr, false);
+    out.push_back({{"id", s.id},
+                   {"task_id", s.TaskId()},
+                   {"title", s.title},
+                   {"family", s.family},
+                   {"difficulty", s.difficulty},
+                   {"status", s.status},
+                   {"blocked_reason", s.blocked_reason},
+                   {"reported_node", s.reported_node},
+                   {"canary", s.canary},
+                   {"symptom", Collapse(s.symptom)},
+                   {"notes", s.notes},
+                   {"injection", Collapse(s.injection)},
+                   {"observe_s", s.observe_s},
+                   {"propagation_s", s.PropagationS()},
+                   {"root_cause", s.RootCause()},
+                   {"diagnosable", s.Diagnosable()},
+                   {"measured", m.AllMeasured()},
+                   {"bundle", m.error.empty() ? Json("fixtures/" + s.id) : Json(nullptr)},
+                   {"trials", trials},
+                   {"causal_chain", chain},
+                   {"scoring", scoring},
+                   {"distractors", notes(s.distractors)},
+                   {"ruled_out", notes(s.ruled_out)},
+                   {"remediation_helpful",
+                    s.remediation_helpful ? items(*s.remediation_helpful) : Json(nullptr)},
+                   {"harmful_actions", items(s.harmful_actions)},
+                   {"faults", faults},
+                   {"caveats", s.verification ? Json(s.verification->caveats) : Json(nullptr)}});
+  }
+  return out;
+}
+
+std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
+                                  const std::string& where) {
+  int runnable = 0, undiagnosable = 0, multi = 0;
+  std::set<std::string> families;
+  for (const Scenario& s : scenarios) {
+    if (s.status != "runnable") continue;
+    ++runnable;
+    undiagnosable += s.difficulty == "undiagnosable";
+    multi += s.difficulty == "multi_layer";
+    families.insert(s.family);
+  }
+  std::vector<Problem> out;
+  auto add = [&](std::string m) { out.push_back({where, 0, "suite-minimum", std::move(m)}); };
+  if (runnable < 20) add(std::to_string(runnable) + " runnable scenarios (at least 20)");
+  if (undiagnosable < 3) add(std::to_string(undiagnosable) + " runnable undiagnosable (at least 3)");
+  if (multi < 4) add(std::to_string(multi) + " runnable multi_layer (at least 4)");
+  for (std::string_view f : Families()) {
+    if (!families.count(std::string(f))) add("no runnable scenario of family " + std::string(f));
+  }
+  return out;
+}
+
+}  // namespace slurm_rca::scenarios

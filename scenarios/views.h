@@ -1,0 +1,40 @@
+// What the suite looks like to its readers: the README's scenario table (printed by
+// `rca-bench list`), the two export views, and the suite-level minima.
+//
+//   std::vector<Measurement> m = MeasureSuite(suite.scenarios);
+//   std::cout << ScenarioTable(suite.scenarios, m);
+//   nlohmann::json agent = ExportView(suite.scenarios, m, View::kAgent);
+//
+// The agent view carries only what an agent under test may see: opaque task ids and tickets,
+// runnable scenarios only. The scorer view carries every field and the derived ones.
+#ifndef SLURM_RCA_SCENARIOS_VIEWS_H_
+#define SLURM_RCA_SCENARIOS_VIEWS_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "scenarios/measure.h"
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::scenarios {
+
+// One measurement per scenario, in order, from BundleDir(id).
+std::vector<Measurement> MeasureSuite(const std::vector<Scenario>& scenarios);
+
+// A Markdown table, one row per scenario, then one line of totals.
+std::string ScenarioTable(const std::vector<Scenario>& scenarios,
+                          const std::vector<Measurement>& measurements);
+
+enum class View { kAgent, kScorer };
+nlohmann::ordered_json ExportView(const std::vector<Scenario>& scenarios,
+                                  const std::vector<Measurement>& measurements, View view);
+
+// suite-minimum problems: fewer than 20 runnable, 3 runnable undiagnosable, 4 runnable
+// multi_layer, or a family with no runnable scenario.
+std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
+                                  const std::string& where);
+
+}  // namespace slurm_rca::scenarios
+
+#endif  // SLURM_RCA_SCENARIOS_VIEWS_H_
