@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build fuzz test demo bench bench-live capture clean help
+.PHONY: record all deps configure build fuzz test demo bench bench-live capture clean help
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make bench   build and run the guard and MCP benchmarks (bench/guard_bench, bench/mcp_bench)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
+	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (about 45 minutes)"
 	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
 
 deps:
@@ -53,6 +54,12 @@ demo: build
 	@echo "== slurm-mcp serving the recorded demo bundle, read through the C++ MCP client"
 	@scripts/demo_mcp.sh $(BUILD)/bin fixtures/demo
 	@echo
+	@echo "== The scenarios, each measured by its recorded bundle (build/bin/rca-bench validate; list)"
+	@$(BUILD)/bin/rca-bench validate && $(BUILD)/bin/rca-bench list
+	@echo
+	@echo "== What an agent is given of them (build/bin/rca-bench export --view agent), first two"
+	@$(BUILD)/bin/rca-bench export --view agent | head -n 9
+	@echo
 	@echo "== A real Slurm control plane, a frozen accounting database, and what the executor sees"
 	@scripts/demo_live.sh $(BUILD)/bin
 
@@ -66,6 +73,9 @@ bench-live: build
 
 capture: build
 	$(BUILD)/bin/rca-bench cluster capture
+
+record: build
+	$(BUILD)/bin/rca-bench record --all --trials 3 --jobs 3
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <chrono>
 #include <sstream>
 
 #include "scenarios/live/capture.h"
@@ -214,7 +215,8 @@ int ShowScenario(const std::string& id) {
 int main(int argc, char** argv) {
   CLI::App app{
       "rca-bench: an incident-diagnosis benchmark for the Slurm control plane.\n"
-      "Today it runs a real Slurm control plane on this machine and injects faults into it."};
+      "Today: a real Slurm control plane on this machine, its fault primitives, and the scenarios "
+      "(validated, injected, recorded into evidence bundles, exported)."};
   app.require_subcommand(1);
   LabOptions options;
   options.dir = DefaultDir();
@@ -367,8 +369,8 @@ int main(int argc, char** argv) {
   smoke_options.port_base = 29800;
   CLI::App* smoke = app.add_subcommand(
       "smoke",
-      "Bring up a private lab and, for each scenario, inject it, watch its first hop's signals "
-      "through the slurm-mcp live back-end, heal it; take the lab down");
+      "For each scenario, in a fresh private lab: check its first hop's signals do not hold yet, "
+      "inject it, watch them through the slurm-mcp live back-end, heal it, take the lab down");
   smoke->add_option("ids", ids, "Scenario ids (default: every runnable one)");
   smoke->add_option("--window", window, "Seconds to wait for the first hop")
       ->check(CLI::Range(5, 600))
@@ -435,19 +437,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*smoke) {
-      Lab lab(smoke_options);
-      struct Down {
-        Lab& lab;
-        ~Down() {
-          std::ostringstream quiet;
-          lab.Down(quiet);
-        }
-      } down{lab};
-      if (slurm_rca::live::Status st = lab.Up(std::cout); !st.ok()) return Fail(st.message());
+      // A fresh lab for each scenario, as for a recording: nothing another scenario left (a
+      // failed job in accounting, a log line) can pass for this one's evidence.
       int missed = 0;
+      auto started = std::chrono::steady_clock::now();
       for (const sc::Scenario* s : chosen) {
+        Lab lab(smoke_options);
         std::ostringstream detail;
-        slurm_rca::live::SmokeResult r = slurm_rca::live::SmokeScenario(lab, *s, window, detail);
+        slurm_rca::live::SmokeResult r;
+        if (slurm_rca::live::Status st = lab.Up(detail); !st.ok()) {
+          r.status = st;
+        } else {
+          r = slurm_rca::live::SmokeScenario(lab, *s, window, detail);
+        }
+        if (slurm_rca::live::Status st = lab.Down(detail); !st.ok() && r.status.ok()) {
+          r.status = st;
+        }
         bool ok = r.status.ok() && r.observed;
         missed += !ok;
         std::cout << (ok ? "ok    " : "FAIL  ") << std::left << std::setw(44) << s->id
@@ -457,8 +462,10 @@ int main(int argc, char** argv) {
         if (!ok) std::cout << "      " << r.detail << "\n" << detail.str();
         std::cout.flush();
       }
+      double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cout << chosen.size() - missed << " of " << chosen.size()
-                << " scenarios showed their first hop through the live back-end\n";
+                << " scenarios showed their first hop through the live back-end ("
+                << static_cast<int>(took) << " s)\n";
       return missed == 0 ? 0 : 1;
     }
     Lab lab(options);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The bounded live smoke of every runnable scenario (issue #5): one private lab; for each
-# scenario inject it, watch its first hop's signals through slurm-mcp's live back-end (at most
-# 45 s), heal it, and check the lab is clean again before the next. Needs root (the lab mounts,
-# signals daemons and edits nftables); skipped otherwise (exit 77).
+# The bounded live smoke of the scenarios (issue #5). First `rca-bench inject ID`, `heal ID` and
+# `heal --all` on a lab of `cluster up`; then `rca-bench smoke`: for each runnable scenario, in a
+# fresh lab, check its first hop does not show yet, inject it, watch it through the live back-end
+# (at most 45 s), heal it, take the lab down. Needs root (the lab
+# mounts, signals daemons and edits nftables); skipped otherwise (exit 77).
 # Usage: scenario_smoke.sh RCA_BENCH
 set -u
 bin=$1
@@ -10,4 +11,26 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "skipped: the live lab needs root"
   exit 77
 fi
+dir=/tmp/rca-smoke-cli-$$
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+trap '"$bin" cluster down --dir "$dir" >/dev/null 2>&1' EXIT
+"$bin" cluster up --dir "$dir" --port-base 27800 >/dev/null || fail "cluster up"
+out=$("$bin" inject S16-partition-down --dir "$dir" 2>&1) || fail "inject S16: $out"
+status=$("$bin" fault status --dir "$dir")
+[[ "$status" == *partition-down* ]] || fail "after inject, fault status: $status"
+out=$("$bin" inject S16-partition-down --dir "$dir" 2>&1) || fail "inject S16 twice: $out"
+out=$("$bin" heal S16-partition-down --dir "$dir" 2>&1) || fail "heal S16: $out"
+status=$("$bin" fault status --dir "$dir")
+[[ "$status" == "no fault injected" ]] || fail "after heal, fault status: $status"
+out=$("$bin" inject S09-gpu-driver-node-drain --dir "$dir" 2>&1) || fail "inject S09: $out"
+out=$("$bin" heal --all --dir "$dir" 2>&1) || fail "heal --all: $out"
+[[ "$out" == *"healed "*" scenario(s)"* ]] || fail "heal --all said: $out"
+status=$("$bin" fault status --dir "$dir")
+[[ "$status" == "no fault injected" ]] || fail "after heal --all, fault status: $status"
+nodes=$(SLURM_CONF=$dir/etc/slurm.conf sinfo -h -o %T | sort -u | tr '\n' ' ')
+[[ "$nodes" == "idle " ]] || fail "after heal --all, node states: $nodes"
+"$bin" cluster down --dir "$dir" >/dev/null || fail "cluster down"
+trap - EXIT
+[[ $fails -eq 0 ]] || exit 1
 exec "$bin" smoke --dir "/tmp/rca-smoke-$$" --port-base 27800 --window 45

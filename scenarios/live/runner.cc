@@ -646,6 +646,17 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
   std::string host = HostNode(s);
   LogSizes start = SizesOf(LiveOptionsFor(lab, host, 20));
   SubmitBeforeTheFault(lab, s, progress);
+  const sc::Hop& first = s.causal_chain.front();
+  {
+    // Evidence that is there before the fault is no evidence of it.
+    SinceBackend before(LiveOptionsFor(lab, host, 20), start);
+    std::string detail;
+    if (sc::HopHolds(before, first, &detail)) {
+      r.detail = "already held before the fault: " + detail;
+      HealScenario(lab, s, progress);
+      return r;
+    }
+  }
   Clock::time_point t0 = Clock::now();
   for (const sc::FaultRef& f : s.faults) {
     if (f.at_s > window_s) continue;
@@ -659,7 +670,6 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
   for (const sc::Workload& w : s.workload) {
     if (w.at_s >= 0 && w.at_s <= window_s) Submit(lab, w, progress);
   }
-  const sc::Hop& first = s.causal_chain.front();
   while (true) {
     // The live back-end resolves nvidia-smi when made: a fresh one sees a test double.
     SinceBackend fresh(LiveOptionsFor(lab, host, 20), start);

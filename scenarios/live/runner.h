@@ -63,8 +63,9 @@ struct SmokeResult {
   double seconds = 0;      // when they first held, after the fault
   std::string detail;
 };
-// Clean state, workload before the fault, inject, poll the first hop's signals through a live
-// back-end every second up to window_s, heal.
+// Clean state, workload before the fault, the first hop's signals must not hold yet, inject,
+// poll them through a live back-end every second up to window_s, heal. The daemon logs are read
+// from where they stood when it started.
 SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
                           std::ostream& progress);
 
