@@ -10,6 +10,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "grader/baselines.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/live/record.h"
 #include "scenarios/live/runner.h"
@@ -330,6 +331,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"agent", "scorer"}))
       ->capture_default_str();
 
+  int top = 8;
+  bool include_blocked = false;
+  CLI::App* baselines = app.add_subcommand(
+      "baselines", "What answers that read nothing score on the suite: the floor for every agent");
+  baselines->add_option("--top", top, "Rows to print (0: all)")->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  baselines->add_flag("--include-blocked", include_blocked,
+                      "Over the designed suite, blocked scenarios included (planning only)");
+
   std::vector<std::string> ids;
   bool all = false;
   CLI::App* sinject = app.add_subcommand(
@@ -395,6 +405,22 @@ int main(int argc, char** argv) {
   if (*list) return ListScenarios();
   if (*show) return ShowScenario(show_id);
   if (*export_cmd) return ExportScenarios(view);
+  if (*baselines) {
+    sc::Suite suite;
+    int code = 0;
+    if (!LoadScenarios({}, &suite, &code)) return code;
+    if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+    auto b = slurm_rca::grader::ComputeBaselines(suite.scenarios, include_blocked);
+    int n = 0;
+    for (const sc::Scenario& s : suite.scenarios) n += include_blocked || s.status == "runnable";
+    std::cout << slurm_rca::grader::BaselineTable(b, n, !include_blocked, top);
+    if (!include_blocked) {
+      for (const auto& d : slurm_rca::grader::Degenerate(b)) {
+        std::cout << "DEGENERATE: " << d.name << " scores " << d.depth << " (>= 0.25)\n";
+      }
+    }
+    return 0;
+  }
   if (*sinject || *sheal || *srecord || *smoke) {
     sc::Suite suite;
     int code = 0;

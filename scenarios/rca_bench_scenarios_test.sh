@@ -36,6 +36,13 @@ readme_table=$(sed -n '/^<!-- rca-bench list -->$/,/^<!-- end rca-bench list -->
   sed '1d;$d')
 [[ -n "$readme_table" && "$readme_table" == "$out" ]] && ok ||
   fail "README's table differs from rca-bench list: $(diff <(printf '%s\n' "$readme_table") <(printf '%s\n' "$out") | head -5)"
+run baselines
+readme_bl=$(sed -n '/^<!-- rca-bench baselines -->$/,/^<!-- end rca-bench baselines -->$/p' "$src/README.md" |
+  sed '1,2d' | sed '$d' | sed '$d')
+[[ $rc -eq 0 && "$out" == *"<- floor"* && "$out" == *"oracle"* && "$out" != *DEGENERATE* ]] && ok ||
+  fail "baselines: rc $rc: ${out:0:300}"
+[[ -n "$readme_bl" && "$readme_bl" == "$out" ]] && ok ||
+  fail "README's baseline block differs from rca-bench baselines: $(diff <(printf '%s\n' "$readme_bl") <(printf '%s\n' "$out") | head -5)"
 run export --view agent
 [[ $rc -eq 0 && "$out" == *'"task_id": "T-'* && "$out" != *S01-* && "$out" != *root_cause* ]] && ok ||
   fail "export --view agent: rc $rc: ${out:0:200}"
