@@ -5,12 +5,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <chrono>
 #include <sstream>
 
 #include "grader/baselines.h"
+#include "grader/score.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/live/record.h"
 #include "scenarios/live/runner.h"
@@ -340,6 +342,15 @@ int main(int argc, char** argv) {
   baselines->add_flag("--include-blocked", include_blocked,
                       "Over the designed suite, blocked scenarios included (planning only)");
 
+  std::string submission_path;
+  bool score_json = false;
+  CLI::App* score = app.add_subcommand(
+      "score", "Score one submission (JSON Lines: a header, then one answer per scenario)");
+  score->add_option("submission", submission_path, "The submission file")->required();
+  score->add_flag("--json", score_json, "The report as JSON");
+  CLI::App* fingerprint = app.add_subcommand(
+      "fingerprint", "The suite fingerprint a submission's header must carry");
+
   std::vector<std::string> ids;
   bool all = false;
   CLI::App* sinject = app.add_subcommand(
@@ -405,6 +416,37 @@ int main(int argc, char** argv) {
   if (*list) return ListScenarios();
   if (*show) return ShowScenario(show_id);
   if (*export_cmd) return ExportScenarios(view);
+  if (*fingerprint || *score) {
+    sc::Suite suite;
+    int code = 0;
+    if (!LoadScenarios({}, &suite, &code)) return code;
+    if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+    if (*fingerprint) {
+      std::cout << slurm_rca::grader::SuiteFingerprint(suite.scenarios) << "\n";
+      return 0;
+    }
+    std::ifstream in(submission_path, std::ios::binary);
+    if (!in) {
+      std::cerr << "rca-bench: cannot read " << submission_path << "\n";
+      return kUsage;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = slurm_rca::grader::ParseSubmission(text.str(), submission_path, suite.scenarios);
+    if (!parsed.submission) {
+      for (const auto& p : parsed.problems) std::cout << p.ToString() << "\n";
+      std::cerr << "rca-bench: " << parsed.problems.size()
+                << " problem(s) in the submission; nothing was scored\n";
+      return 1;
+    }
+    auto report = slurm_rca::grader::Score(*parsed.submission, suite.scenarios);
+    if (score_json) {
+      std::cout << slurm_rca::grader::ReportJson(*parsed.submission, report).dump(2) << "\n";
+    } else {
+      std::cout << slurm_rca::grader::RenderReport(*parsed.submission, report);
+    }
+    return 0;
+  }
   if (*baselines) {
     sc::Suite suite;
     int code = 0;

@@ -43,6 +43,24 @@ readme_bl=$(sed -n '/^<!-- rca-bench baselines -->$/,/^<!-- end rca-bench baseli
   fail "baselines: rc $rc: ${out:0:300}"
 [[ -n "$readme_bl" && "$readme_bl" == "$out" ]] && ok ||
   fail "README's baseline block differs from rca-bench baselines: $(diff <(printf '%s\n' "$readme_bl") <(printf '%s\n' "$out") | head -5)"
+# score: a submission made with this suite's fingerprint scores; a broken one scores nothing.
+run fingerprint
+fp=$out
+[[ $rc -eq 0 && "$fp" =~ ^sha256:[0-9a-f]{16}$ ]] && ok || fail "fingerprint: rc $rc: $fp"
+sub=/tmp/rca_sc_sub.$$.jsonl
+printf '{"configuration": "t", "configuration_hash": "h", "model": "m", "suite_fingerprint": "%s", "date": "2026-11-30"}\n{"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.9}\n' "$fp" > "$sub"
+run score "$sub"
+[[ $rc -eq 0 && "$out" == *"RCA depth      0.048"*"floor          0.231  always-abstain"* ]] && ok ||
+  fail "score: rc $rc: ${out:0:300}"
+run score --json "$sub"
+[[ $rc -eq 0 && "$out" == *'"missing": 20'* && "$out" == *'"strategy": "always-abstain"'* ]] && ok ||
+  fail "score --json: rc $rc: ${out:0:300}"
+run score "$src/grader/testdata/broken/duplicate.jsonl"
+[[ $rc -eq 1 && "$out" == *"duplicate.jsonl:3: a second answer to"* && "$err" == *"nothing was scored"* ]] && ok ||
+  fail "score a broken submission: rc $rc: ${out:0:300}"
+run score /nonexistent.jsonl
+one_line "score a missing file"
+rm -f "$sub"
 run export --view agent
 [[ $rc -eq 0 && "$out" == *'"task_id": "T-'* && "$out" != *S01-* && "$out" != *root_cause* ]] && ok ||
   fail "export --view agent: rc $rc: ${out:0:200}"

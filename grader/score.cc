@@ -1,0 +1,423 @@
+#include "grader/score.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "grader/baselines.h"
+#include "scenarios/vocabulary.h"
+
+namespace slurm_rca::grader {
+
+namespace sc = scenarios;
+using Json = nlohmann::json;
+
+std::string SubmissionProblem::ToString() const {
+  return file + ":" + std::to_string(line) + ": " + message;
+}
+
+std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
+  std::vector<const sc::Scenario*> sorted;
+  for (const sc::Scenario& s : suite) sorted.push_back(&s);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const sc::Scenario* a, const sc::Scenario* b) { return a->id < b->id; });
+  std::ostringstream o;
+  for (const sc::Scenario* s : sorted) {
+    o << s->id << '\n' << s->TaskId() << '\n' << s->status << '\n' << s->family << '\n'
+      << s->difficulty << '\n';
+    for (const sc::Credit& c : s->scoring) o << c.node << '=' << c.credit << '\n';
+    for (const sc::NodeNote& r : s->ruled_out) o << "ruled_out " << r.node << '\n';
+    if (s->remediation_helpful) {
+      for (const sc::Item& a : *s->remediation_helpful) o << "helpful " << a.value << '\n';
+    }
+    for (const sc::Item& a : s->harmful_actions) o << "harmful " << a.value << '\n';
+  }
+  std::string text = o.str();
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(text.data(), text.size(), d, &n, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (int i = 0; i < 8; ++i) {
+    out += hex[d[i] >> 4];
+    out += hex[d[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+std::string TypeName(const Json& j) {
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_array()) return "an array";
+  if (j.is_object()) return "an object";
+  return "null";
+}
+
+class Parser {
+ public:
+  Parser(std::string file, const std::vector<sc::Scenario>& suite, ParsedSubmission* out)
+      : file_(std::move(file)), suite_(suite), out_(out) {}
+
+  void Add(int line, std::string message) { out_->problems.push_back({file_, line, message}); }
+
+  bool Keys(const Json& o, int line, const std::string& what, const std::set<std::string>& required,
+            const std::set<std::string>& optional) {
+    if (!o.is_object()) {
+      Add(line, what + " must be a JSON object, got " + TypeName(o));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& [k, v] : o.items()) {
+      if (!required.count(k) && !optional.count(k)) {
+        Add(line, "unknown key '" + k + "' in " + what);
+        ok = false;
+      }
+    }
+    for (const std::string& k : required) {
+      if (!o.contains(k)) {
+        Add(line, "missing key '" + k + "' in " + what);
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  std::optional<std::string> Str(const Json& o, const std::string& key, int line) {
+    if (!o.contains(key)) return std::nullopt;
+    if (!o[key].is_string() || o[key].get<std::string>().empty()) {
+      Add(line, key + " must be a non-empty string, got " + TypeName(o[key]));
+      return std::nullopt;
+    }
+    return o[key].get<std::string>();
+  }
+
+  std::optional<std::vector<std::string>> Strings(const Json& o, const std::string& key,
+                                                  int line) {
+    if (!o.contains(key)) return std::vector<std::string>{};
+    if (!o[key].is_array()) {
+      Add(line, key + " must be an array of strings, got " + TypeName(o[key]));
+      return std::nullopt;
+    }
+    std::vector<std::string> v;
+    for (const Json& e : o[key]) {
+      if (!e.is_string()) {
+        Add(line, key + " must be an array of strings; an element is " + TypeName(e));
+        return std::nullopt;
+      }
+      v.push_back(e.get<std::string>());
+    }
+    return v;
+  }
+
+  void Header(const Json& h, int line, Submission* s) {
+    if (!Keys(h, line, "the header",
+              {"configuration", "configuration_hash", "model", "suite_fingerprint", "date"}, {})) {
+      return;
+    }
+    s->configuration = Str(h, "configuration", line).value_or("");
+    s->configuration_hash = Str(h, "configuration_hash", line).value_or("");
+    s->model = Str(h, "model", line).value_or("");
+    s->suite_fingerprint = Str(h, "suite_fingerprint", line).value_or("");
+    s->date = Str(h, "date", line).value_or("");
+    std::string want = SuiteFingerprint(suite_);
+    if (!s->suite_fingerprint.empty() && s->suite_fingerprint != want) {
+      Add(line, "suite_fingerprint " + s->suite_fingerprint + " is not this suite's (" + want +
+                    "): the answers were made against another suite");
+    }
+  }
+
+  void Answer(const Json& a, int line, Submission* s) {
+    if (!Keys(a, line, "an answer", {"scenario_id", "root_cause", "confidence"},
+              {"ruled_out", "actions_proposed", "time_to_hypothesis_s"})) {
+      return;
+    }
+    grader::Answer ans;
+    ans.line = line;
+    auto id = Str(a, "scenario_id", line);
+    auto cause = Str(a, "root_cause", line);
+    const sc::Scenario* found = nullptr;
+    if (id) {
+      for (const sc::Scenario& x : suite_) {
+        if (x.id == *id || x.TaskId() == *id) found = &x;
+      }
+      if (!found) {
+        Add(line, "unknown scenario_id '" + *id + "' (an id or a task id of rca-bench list)");
+      } else if (found->status != "runnable") {
+        Add(line, "scenario " + *id + " is blocked: it is not scored");
+        found = nullptr;
+      } else if (!seen_.insert(found->id).second) {
+        Add(line, "a second answer to " + *id + " (one per scenario)");
+        found = nullptr;
+      }
+    }
+    if (cause && !sc::IsComponent(*cause)) {
+      Add(line, "root_cause '" + *cause + "' is not a component of the vocabulary");
+      cause.reset();
+    }
+    if (!a["confidence"].is_number()) {
+      Add(line, "confidence must be a number in [0, 1], got " + TypeName(a["confidence"]));
+    } else {
+      ans.confidence = a["confidence"].get<double>();
+      if (!(ans.confidence >= 0 && ans.confidence <= 1)) {
+        Add(line, "confidence " + a["confidence"].dump() + " is outside [0, 1]");
+      }
+    }
+    auto ruled = Strings(a, "ruled_out", line);
+    if (ruled) {
+      for (const std::string& r : *ruled) {
+        if (!sc::IsComponent(r) || r == sc::kUnknown) {
+          Add(line, "ruled_out '" + r + "' is not a component that can be ruled out");
+        }
+      }
+      ans.ruled_out = *ruled;
+    }
+    auto actions = Strings(a, "actions_proposed", line);
+    if (actions) {
+      for (const std::string& act : *actions) {
+        if (auto err = sc::ParseAction(act)) Add(line, "actions_proposed: " + *err);
+      }
+      ans.actions = *actions;
+    }
+    if (a.contains("time_to_hypothesis_s")) {
+      const Json& t = a["time_to_hypothesis_s"];
+      if (!t.is_number() || t.get<double>() < 0) {
+        Add(line, "time_to_hypothesis_s must be a number >= 0, got " + t.dump());
+      } else {
+        ans.time_to_hypothesis_s = t.get<double>();
+      }
+    }
+    if (found) ans.scenario_id = found->id;
+    if (cause) ans.root_cause = *cause;
+    s->answers.push_back(std::move(ans));
+  }
+
+  void Run(const std::string& text) {
+    Submission s;
+    std::vector<std::pair<Json, int>> items;
+    std::string trimmed = text;
+    trimmed.erase(0, trimmed.find_first_not_of(" \t\r\n"));
+    if (!trimmed.empty() && trimmed[0] == '[') {
+      Json arr = Json::parse(text, nullptr, false);
+      if (arr.is_discarded()) {
+        Add(1, "not valid JSON");
+        return;
+      }
+      // A JSON array has no lines per item: items are numbered from 1.
+      int k = 0;
+      for (const Json& e : arr) items.push_back({e, ++k});
+    } else {
+      std::istringstream in(text);
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Json j = Json::parse(line, nullptr, false);
+        if (j.is_discarded()) {
+          Add(n, "not valid JSON");
+          continue;
+        }
+        items.push_back({j, n});
+      }
+    }
+    if (items.empty()) {
+      Add(1, "empty submission: a header object and one answer per scenario are expected");
+      return;
+    }
+    const auto& [first, first_line] = items.front();
+    if (!first.is_object() || first.contains("scenario_id")) {
+      Add(first_line, "the first object must be the header (configuration, configuration_hash, "
+                      "model, suite_fingerprint, date)");
+    } else {
+      Header(first, first_line, &s);
+    }
+    for (size_t i = 1; i < items.size(); ++i) Answer(items[i].first, items[i].second, &s);
+    if (out_->problems.empty()) out_->submission = std::move(s);
+  }
+
+ private:
+  std::string file_;
+  const std::vector<sc::Scenario>& suite_;
+  ParsedSubmission* out_;
+  std::set<std::string> seen_;
+};
+
+std::string Fixed(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+ParsedSubmission ParseSubmission(const std::string& text, const std::string& file,
+                                 const std::vector<sc::Scenario>& suite) {
+  ParsedSubmission out;
+  Parser(file, suite, &out).Run(text);
+  return out;
+}
+
+Report Score(const Submission& submission, const std::vector<sc::Scenario>& suite) {
+  Report r;
+  std::map<std::string, const Answer*> by_id;
+  for (const Answer& a : submission.answers) by_id[a.scenario_id] = &a;
+  std::map<std::string, std::pair<double, int>> fam, diff;
+  double brier_e = 0, brier_p = 0, time_sum = 0;
+  int time_n = 0;
+  std::vector<std::pair<double, int>> bins(10, {0.0, 0});
+  std::vector<int> bin_right(10, 0);
+  for (const sc::Scenario& s : suite) {
+    if (s.status != "runnable") continue;
+    ++r.scenarios;
+    auto it = by_id.find(s.id);
+    double credit = 0;
+    if (it == by_id.end()) {
+      ++r.missing;
+    } else {
+      const Answer& a = *it->second;
+      ++r.answered;
+      credit = s.CreditFor(a.root_cause);
+      bool right = a.root_cause == s.RootCause();
+      r.correct += right;
+      brier_e += std::pow(a.confidence - (right ? 1.0 : 0.0), 2);
+      brier_p += std::pow(a.confidence - credit, 2);
+      int b = std::min(9, static_cast<int>(a.confidence * 10));
+      bins[b].first += a.confidence;
+      ++bins[b].second;
+      bin_right[b] += right;
+      if (s.remediation_helpful) {
+        std::set<std::string> helpful, harmful;
+        for (const sc::Item& x : *s.remediation_helpful) helpful.insert(x.value);
+        for (const sc::Item& x : s.harmful_actions) harmful.insert(x.value);
+        for (const std::string& act : a.actions) {
+          ++r.actions_proposed;
+          if (helpful.count(act)) {
+            ++r.actions_helpful;
+          } else if (harmful.count(act)) {
+            ++r.actions_harmful;
+          } else {
+            ++r.actions_useless;
+          }
+        }
+      }
+      std::set<std::string> eliminated;
+      for (const sc::NodeNote& n : s.ruled_out) eliminated.insert(n.node);
+      for (const std::string& x : a.ruled_out) {
+        ++r.ruled_out_given;
+        r.ruled_out_right += eliminated.count(x) ? 1 : 0;
+        if (s.Diagnosable() && x == s.RootCause()) ++r.ruled_out_true_cause;
+      }
+      if (a.time_to_hypothesis_s) {
+        time_sum += *a.time_to_hypothesis_s;
+        ++time_n;
+      }
+    }
+    r.credit[s.id] = credit;
+    r.depth += credit;
+    fam[s.family].first += credit;
+    ++fam[s.family].second;
+    diff[s.difficulty].first += credit;
+    ++diff[s.difficulty].second;
+  }
+  if (r.scenarios > 0) r.depth /= r.scenarios;
+  for (const auto& [k, v] : fam) r.depth_by_family[k] = v.first / v.second;
+  for (const auto& [k, v] : diff) r.depth_by_difficulty[k] = v.first / v.second;
+  if (r.answered > 0) {
+    r.brier_exact = brier_e / r.answered;
+    r.brier_partial = brier_p / r.answered;
+    double ece = 0;
+    for (int b = 0; b < 10; ++b) {
+      Bin bin;
+      bin.count = bins[b].second;
+      if (bin.count > 0) {
+        bin.mean_confidence = bins[b].first / bin.count;
+        bin.accuracy = static_cast<double>(bin_right[b]) / bin.count;
+        ece += static_cast<double>(bin.count) / r.answered *
+               std::fabs(bin.mean_confidence - bin.accuracy);
+      }
+      r.reliability.push_back(bin);
+    }
+    r.ece = ece;
+  }
+  if (time_n > 0) r.self_reported_time_s = time_sum / time_n;
+  std::vector<Baseline> b = ComputeBaselines(suite);
+  if (!b.empty()) {
+    r.floor_name = b.front().name;
+    r.floor_depth = b.front().depth;
+  }
+  return r;
+}
+
+std::string RenderReport(const Submission& s, const Report& r) {
+  std::ostringstream o;
+  o << "configuration " << s.configuration << " (" << s.configuration_hash << "), model "
+    << s.model << ", " << s.date << ", suite " << s.suite_fingerprint << "\n";
+  o << "RCA depth      " << Fixed(r.depth) << "  over " << r.scenarios << " runnable scenarios ("
+    << r.answered << " answered, " << r.missing << " missing: scored 0, not abstentions)\n";
+  o << "floor          " << Fixed(r.floor_depth) << "  " << r.floor_name << "; margin "
+    << (r.depth >= r.floor_depth ? "+" : "") << Fixed(r.depth - r.floor_depth) << "\n";
+  o << "exactly right  " << r.correct << " of " << r.scenarios << "\n";
+  if (r.brier_exact) {
+    o << "Brier          " << Fixed(*r.brier_exact) << " against exact correctness, "
+      << Fixed(*r.brier_partial) << " against partial credit (read beside depth, never alone)\n";
+    o << "ECE            " << Fixed(*r.ece) << " (10 bins)\n";
+  }
+  o << "actions        " << r.actions_proposed << " proposed where the scenario has action ground "
+    << "truth: " << r.actions_helpful << " helpful, " << r.actions_useless << " useless, "
+    << r.actions_harmful << " harmful\n";
+  o << "ruled out      " << r.ruled_out_right << " of " << r.ruled_out_given
+    << " right; the true cause ruled out " << r.ruled_out_true_cause << " time(s)\n";
+  if (r.self_reported_time_s) {
+    o << "time (self-reported, not ranked) " << Fixed(*r.self_reported_time_s, 1) << " s mean\n";
+  }
+  o << "by family     ";
+  for (const auto& [k, v] : r.depth_by_family) o << " " << k << " " << Fixed(v);
+  o << "\nby difficulty ";
+  for (const auto& [k, v] : r.depth_by_difficulty) o << " " << k << " " << Fixed(v);
+  o << "\n";
+  return o.str();
+}
+
+nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
+  nlohmann::ordered_json j;
+  j["configuration"] = s.configuration;
+  j["configuration_hash"] = s.configuration_hash;
+  j["model"] = s.model;
+  j["date"] = s.date;
+  j["suite_fingerprint"] = s.suite_fingerprint;
+  j["scenarios"] = r.scenarios;
+  j["answered"] = r.answered;
+  j["missing"] = r.missing;
+  j["correct"] = r.correct;
+  j["depth"] = r.depth;
+  j["floor"] = {{"strategy", r.floor_name}, {"depth", r.floor_depth},
+                {"margin", r.depth - r.floor_depth}};
+  j["brier_exact"] = r.brier_exact ? Json(*r.brier_exact) : Json(nullptr);
+  j["brier_partial"] = r.brier_partial ? Json(*r.brier_partial) : Json(nullptr);
+  j["ece"] = r.ece ? Json(*r.ece) : Json(nullptr);
+  nlohmann::ordered_json bins = nlohmann::ordered_json::array();
+  for (const Bin& b : r.reliability) {
+    bins.push_back({{"count", b.count}, {"mean_confidence", b.mean_confidence},
+                    {"accuracy", b.accuracy}});
+  }
+  j["reliability"] = bins;
+  j["actions"] = {{"proposed", r.actions_proposed}, {"helpful", r.actions_helpful},
+                  {"useless", r.actions_useless}, {"harmful", r.actions_harmful}};
+  j["ruled_out"] = {{"given", r.ruled_out_given}, {"right", r.ruled_out_right},
+                    {"true_cause", r.ruled_out_true_cause}};
+  j["self_reported_time_s"] =
+      r.self_reported_time_s ? Json(*r.self_reported_time_s) : Json(nullptr);
+  j["depth_by_family"] = r.depth_by_family;
+  j["depth_by_difficulty"] = r.depth_by_difficulty;
+  j["credit"] = r.credit;
+  return j;
+}
+
+}  // namespace slurm_rca::grader

@@ -1,0 +1,90 @@
+// Submissions and their scores: deterministic, no LLM judge (rca-bench.md section 4, fixed where
+// section 8 says it was weak).
+//
+// A submission is JSON Lines (or one JSON array): a header object, then one answer per scenario.
+//
+//   {"configuration": "B", "configuration_hash": "9f2c...", "model": "m", "suite_fingerprint":
+//    "sha256:...", "date": "2026-11-30"}
+//   {"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.8,
+//    "ruled_out": ["slurm.slurmd"], "actions_proposed": ["investigate:db.mysql"],
+//    "time_to_hypothesis_s": 41}
+//
+//   ParsedSubmission p = ParseSubmission(text, "run.jsonl", suite);
+//   if (!p.problems.empty()) ...;            // every problem, with its line; nothing is scored
+//   Report r = Score(*p.submission, suite);
+#ifndef SLURM_RCA_GRADER_SCORE_H_
+#define SLURM_RCA_GRADER_SCORE_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::grader {
+
+struct Answer {
+  std::string scenario_id;  // canonical id (task ids are resolved)
+  std::string root_cause;
+  double confidence = 0;
+  std::vector<std::string> ruled_out;
+  std::vector<std::string> actions;
+  std::optional<double> time_to_hypothesis_s;  // self-reported: shown apart, never ranked
+  int line = 0;
+};
+
+struct Submission {
+  std::string configuration, configuration_hash, model, suite_fingerprint, date;
+  std::vector<Answer> answers;
+};
+
+struct SubmissionProblem {
+  std::string file;
+  int line = 0;
+  std::string message;
+  std::string ToString() const;  // file:line: message
+};
+
+struct ParsedSubmission {
+  std::optional<Submission> submission;  // absent when there is any problem
+  std::vector<SubmissionProblem> problems;
+};
+
+// "sha256:" + 16 hex digits over what scoring reads of every scenario (ids, task ids, status,
+// credit tables, ruled_out, actions), in id order. A submission made against another suite is
+// refused.
+std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite);
+
+ParsedSubmission ParseSubmission(const std::string& text, const std::string& file,
+                                 const std::vector<scenarios::Scenario>& suite);
+
+struct Bin {  // one of the 10 confidence bins of the reliability diagram
+  int count = 0;
+  double mean_confidence = 0, accuracy = 0;  // exact correctness
+};
+
+struct Report {
+  int scenarios = 0;  // runnable scenarios scored
+  int answered = 0, missing = 0, correct = 0;
+  double depth = 0;                 // mean partial credit; a missing answer scores 0
+  std::optional<double> brier_exact, brier_partial, ece;  // over answered scenarios
+  std::vector<Bin> reliability;     // 10 bins of width 0.1
+  int actions_proposed = 0, actions_helpful = 0, actions_useless = 0, actions_harmful = 0;
+  int ruled_out_given = 0, ruled_out_right = 0, ruled_out_true_cause = 0;
+  std::map<std::string, double> depth_by_family, depth_by_difficulty;
+  std::optional<double> self_reported_time_s;  // mean, shown apart
+  std::string floor_name;
+  double floor_depth = 0;
+  std::map<std::string, double> credit;  // per scenario id
+};
+
+Report Score(const Submission& submission, const std::vector<scenarios::Scenario>& suite);
+
+std::string RenderReport(const Submission& s, const Report& r);
+nlohmann::ordered_json ReportJson(const Submission& s, const Report& r);
+
+}  // namespace slurm_rca::grader
+
+#endif  // SLURM_RCA_GRADER_SCORE_H_
