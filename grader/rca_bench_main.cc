@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "grader/baselines.h"
+#include "grader/leaderboard.h"
 #include "grader/score.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/live/record.h"
@@ -348,6 +349,13 @@ int main(int argc, char** argv) {
       "score", "Score one submission (JSON Lines: a header, then one answer per scenario)");
   score->add_option("submission", submission_path, "The submission file")->required();
   score->add_flag("--json", score_json, "The report as JSON");
+  std::string results_dir;
+  CLI::App* leaderboard = app.add_subcommand(
+      "leaderboard", "Every submission (*.jsonl) of RESULTS_DIR scored, runs of a configuration "
+                     "as mean ± SE, beside the floor (Markdown)");
+  leaderboard->add_option("results_dir", results_dir, "Directory of submissions")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   CLI::App* fingerprint = app.add_subcommand(
       "fingerprint", "The suite fingerprint a submission's header must carry");
 
@@ -416,7 +424,7 @@ int main(int argc, char** argv) {
   if (*list) return ListScenarios();
   if (*show) return ShowScenario(show_id);
   if (*export_cmd) return ExportScenarios(view);
-  if (*fingerprint || *score) {
+  if (*fingerprint || *score || *leaderboard) {
     sc::Suite suite;
     int code = 0;
     if (!LoadScenarios({}, &suite, &code)) return code;
@@ -424,6 +432,11 @@ int main(int argc, char** argv) {
     if (*fingerprint) {
       std::cout << slurm_rca::grader::SuiteFingerprint(suite.scenarios) << "\n";
       return 0;
+    }
+    if (*leaderboard) {
+      auto lb = slurm_rca::grader::BuildLeaderboard(results_dir, suite.scenarios);
+      std::cout << slurm_rca::grader::LeaderboardMarkdown(lb);
+      return lb.rows.empty() ? 1 : 0;
     }
     std::ifstream in(submission_path, std::ios::binary);
     if (!in) {

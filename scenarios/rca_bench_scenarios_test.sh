@@ -60,7 +60,14 @@ run score "$src/grader/testdata/broken/duplicate.jsonl"
   fail "score a broken submission: rc $rc: ${out:0:300}"
 run score /nonexistent.jsonl
 one_line "score a missing file"
-rm -f "$sub"
+board=/tmp/rca_sc_board.$$
+mkdir -p "$board" && cp "$sub" "$board/run1.jsonl" && cp "$src/grader/testdata/broken/duplicate.jsonl" "$board/"
+run leaderboard "$board"
+[[ $rc -eq 0 && "$out" == *"| t | m | 1 | 0.048 ± - |"* && "$out" == *"refused: duplicate.jsonl"* ]] && ok ||
+  fail "leaderboard: rc $rc: ${out:0:400}"
+run leaderboard /nonexistent
+[[ $rc -eq 2 ]] && ok || fail "leaderboard of a missing directory: rc $rc"
+rm -rf "$sub" "$board"
 run export --view agent
 [[ $rc -eq 0 && "$out" == *'"task_id": "T-'* && "$out" != *S01-* && "$out" != *root_cause* ]] && ok ||
   fail "export --view agent: rc $rc: ${out:0:200}"

@@ -1,0 +1,119 @@
+#include "grader/leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace slurm_rca::grader {
+
+namespace fs = std::filesystem;
+
+Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios::Scenario>& suite) {
+  Leaderboard lb;
+  lb.fingerprint = SuiteFingerprint(suite);
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  struct Acc {
+    Row row;
+    std::vector<double> depths;
+    double brier = 0, ece = 0, missing = 0;
+  };
+  std::map<std::string, Acc> by_config;
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    ParsedSubmission p = ParseSubmission(text.str(), f.filename().string(), suite);
+    if (!p.submission) {
+      lb.refused.push_back(f.filename().string() + ": " +
+                           (p.problems.empty() ? "unreadable" : p.problems.front().ToString()) +
+                           (p.problems.size() > 1
+                                ? " (and " + std::to_string(p.problems.size() - 1) + " more)"
+                                : ""));
+      continue;
+    }
+    const Submission& s = *p.submission;
+    Report r = Score(s, suite);
+    lb.floor_name = r.floor_name;
+    lb.floor_depth = r.floor_depth;
+    lb.scenarios = r.scenarios;
+    std::string key = s.configuration + "\n" + s.configuration_hash + "\n" + s.model;
+    Acc& a = by_config[key];
+    if (a.depths.empty()) {
+      a.row.configuration = s.configuration;
+      a.row.configuration_hash = s.configuration_hash;
+      a.row.model = s.model;
+      a.row.fingerprint = s.suite_fingerprint;
+      a.row.first_date = a.row.last_date = s.date;
+    }
+    a.row.first_date = std::min(a.row.first_date, s.date);
+    a.row.last_date = std::max(a.row.last_date, s.date);
+    a.depths.push_back(r.depth);
+    a.missing += r.missing;
+    if (r.brier_exact) {
+      a.brier += *r.brier_exact;
+      a.ece += *r.ece;
+      ++a.row.calibrated_runs;
+    }
+  }
+  for (auto& [key, a] : by_config) {
+    Row row = a.row;
+    row.runs = static_cast<int>(a.depths.size());
+    double sum = 0;
+    for (double d : a.depths) sum += d;
+    row.depth_mean = sum / row.runs;
+    if (row.runs > 1) {
+      double ss = 0;
+      for (double d : a.depths) ss += (d - row.depth_mean) * (d - row.depth_mean);
+      row.depth_se = std::sqrt(ss / (row.runs - 1)) / std::sqrt(static_cast<double>(row.runs));
+    }
+    row.missing_mean = a.missing / row.runs;
+    if (row.calibrated_runs > 0) {
+      row.brier_exact_mean = a.brier / row.calibrated_runs;
+      row.ece_mean = a.ece / row.calibrated_runs;
+    }
+    lb.rows.push_back(row);
+  }
+  std::stable_sort(lb.rows.begin(), lb.rows.end(), [](const Row& x, const Row& y) {
+    return x.depth_mean != y.depth_mean ? x.depth_mean > y.depth_mean
+                                        : x.configuration < y.configuration;
+  });
+  return lb;
+}
+
+std::string LeaderboardMarkdown(const Leaderboard& lb) {
+  auto f3 = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", v);
+    return std::string(b);
+  };
+  std::ostringstream o;
+  o << "suite " << lb.fingerprint << "; floor " << f3(lb.floor_depth) << " (" << lb.floor_name
+    << ", an answer that reads nothing)\n\n";
+  o << "| configuration | model | runs | RCA depth (mean ± SE) | margin over the floor | Brier "
+       "(exact) | ECE | missing answers (mean) | hash | dates |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : lb.rows) {
+    o << "| " << r.configuration << " | " << r.model << " | " << r.runs << " | "
+      << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
+      << (r.depth_mean >= lb.floor_depth ? "+" : "") << f3(r.depth_mean - lb.floor_depth)
+      << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
+      << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | " << f3(r.missing_mean) << " | "
+      << r.configuration_hash << " | " << r.first_date
+      << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
+  }
+  if (lb.rows.empty()) o << "\n(no submission could be scored)\n";
+  for (const std::string& why : lb.refused) o << "\nrefused: " << why;
+  if (!lb.refused.empty()) o << "\n";
+  return o.str();
+}
+
+}  // namespace slurm_rca::grader
