@@ -17,7 +17,7 @@ help:
 	@echo "make bench   build and run the guard and MCP benchmarks (bench/guard_bench, bench/mcp_bench)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
-	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (about 45 minutes)"
+	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
 	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
 
 deps:

@@ -1,7 +1,5 @@
 #include "grader/score.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,17 +34,7 @@ std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
     }
     for (const sc::Item& a : s->harmful_actions) o << "harmful " << a.value << '\n';
   }
-  std::string text = o.str();
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(text.data(), text.size(), d, &n, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (int i = 0; i < 8; ++i) {
-    out += hex[d[i] >> 4];
-    out += hex[d[i] & 15];
-  }
-  return out;
+  return "sha256:" + sc::Sha256Hex(o.str(), 16);
 }
 
 namespace {

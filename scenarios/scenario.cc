@@ -40,18 +40,20 @@ int Scenario::PropagationS() const {
   return m;
 }
 
-std::string Scenario::TaskId() const {
+std::string Sha256Hex(const std::string& text, std::size_t hex_chars) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(canary.data(), canary.size(), digest, &len, EVP_sha256(), nullptr);
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
   static const char* hex = "0123456789abcdef";
-  std::string id = "T-";
-  for (int i = 0; i < 5; ++i) {
-    id += hex[digest[i] >> 4];
-    id += hex[digest[i] & 15];
+  std::string out;
+  for (unsigned int i = 0; i < len && out.size() < hex_chars; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
   }
-  return id;
+  return out.substr(0, hex_chars);
 }
+
+std::string Scenario::TaskId() const { return "T-" + Sha256Hex(canary, 10); }
 
 double Scenario::CreditFor(const std::string& node) const {
   for (const Credit& c : scoring) {

@@ -10,6 +10,7 @@
 #ifndef SLURM_RCA_SCENARIOS_SCENARIO_H_
 #define SLURM_RCA_SCENARIOS_SCENARIO_H_
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -123,6 +124,10 @@ struct LoadResult {
 };
 
 LoadResult ParseScenario(const std::string& text, const std::string& file);
+
+// The first `hex_chars` hex digits of the SHA-256 of text (task ids, suite fingerprints, the
+// names of a bundle's stream files).
+std::string Sha256Hex(const std::string& text, std::size_t hex_chars);
 LoadResult LoadScenarioFile(const std::string& path);
 
 // Parse rule ids.

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
 
 #include "mcp/live_backend.h"
 #include "mcp/topics.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/live/faults.h"
+#include "scenarios/measure.h"
 
 #ifndef SLURM_RCA_SOURCE_ROOT
 #define SLURM_RCA_SOURCE_ROOT ""
@@ -31,34 +31,20 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
   std::string dir = "reads/" + std::to_string(static_cast<int>(offset));
   std::string taken_at = NowIso();
   // Each topic bare, and with each of its argv filters alone at its documented example, so that
-  // a replayed query with a filter has evidence too.
-  std::vector<std::pair<const mcp::Topic*, mcp::Filters>> plan;
-  for (const mcp::Topic& topic : mcp::Topics()) {
-    plan.push_back({&topic, {}});
-    for (const mcp::Filter& f : topic.filters) {
-      if (f.kind != mcp::Filter::Kind::kLocal && !f.example.empty()) {
-        plan.push_back({&topic, {{f.name, f.example}}});
-      }
-    }
-  }
-  for (const char* daemon : {"slurmdbd", "slurmd"}) {
-    plan.push_back({mcp::FindTopic("logs"), {{"daemon", daemon}}});
-  }
-  std::set<std::vector<std::string>> recorded;
-  for (const auto& [topic_ptr, filters] : plan) {
-    const mcp::Topic& topic = *topic_ptr;
-    mcp::BuiltArgv built = mcp::BuildArgv(topic, filters);
-    if (!built.error.empty() || !recorded.insert(built.argv).second) continue;
+  // a replayed query with a filter has evidence too: the scenario recorder's plan.
+  for (const scenarios::PlannedRead& p : scenarios::RecorderPlan()) {
+    const mcp::Topic& topic = *p.topic;
+    const std::vector<std::string>& argv = p.argv;
     mcp::Evidence e = topic.source == mcp::Source::kDaemonLog
-                          ? backend.ReadLog(built.argv[1], mcp::kLogTailLines)
-                          : backend.Read(built.argv);
-    std::string name = CaptureFileName(built.argv);
+                          ? backend.ReadLog(argv[1], mcp::kLogTailLines)
+                          : backend.Read(argv);
+    std::string name = CaptureFileName(argv);
     name = name.substr(0, name.rfind('.'));
     std::string out_file = dir + "/" + name + ".out";
     std::string err_file = dir + "/" + name + ".err";
     WriteText(out / out_file, ReplaceAll(e.out, lab_dir, kLabPlaceholder));
     WriteText(out / err_file, ReplaceAll(e.err, lab_dir, kLabPlaceholder));
-    Json r = {{"argv", built.argv},
+    Json r = {{"argv", argv},
               {"exit_code", e.outcome == mcp::Evidence::Outcome::kOk ? 0 : e.exit_code},
               {"outcome", mcp::OutcomeName(e.outcome)},
               {"duration_ms", static_cast<long>(e.seconds * 1000)},
@@ -69,7 +55,7 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
               {"topic", topic.name}};
     if (e.out_truncated) r["stdout_truncated"] = true;
     if (e.outcome == mcp::Evidence::Outcome::kTimedOut) r["exit_code"] = -1;
-    progress << "  +" << offset << " s " << topic.name << (filters.empty() ? "" : " (filtered)")
+    progress << "  +" << offset << " s " << topic.name << (argv == mcp::BuildArgv(topic, {}).argv ? "" : " (filtered)")
              << ": " << mcp::OutcomeName(e.outcome) << "\n";
     reads.push_back(std::move(r));
   }

@@ -1,6 +1,5 @@
 #include "scenarios/live/runner.h"
 
-#include <openssl/evp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,19 +35,6 @@ namespace fs = std::filesystem;
 namespace sc = scenarios;
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
-
-std::string Sha256Hex(const std::string& text, size_t chars) {
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(text.data(), text.size(), d, &n, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n && out.size() < chars; ++i) {
-    out += hex[d[i] >> 4];
-    out += hex[d[i] & 15];
-  }
-  return out.substr(0, chars);
-}
 
 std::string Fixed(double v, int digits = 1) {
   std::ostringstream s;
@@ -213,7 +199,7 @@ Json TakeSnapshot(const Lab& lab, const std::string& host, double timeout_s, con
     const mcp::Evidence& e = got[i];
     auto stream = [&](const std::string& text) {
       std::string body = ReplaceAll(text, dir, kLabPlaceholder);
-      std::string name = "reads/" + Sha256Hex(body, 16);
+      std::string name = "reads/" + sc::Sha256Hex(body, 16);
       if (!fs::exists(out / name)) WriteText(out / name, body);
       return name;
     };
