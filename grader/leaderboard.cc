@@ -1,5 +1,7 @@
 #include "grader/leaderboard.h"
 
+#include "grader/baselines.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,7 +27,20 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     Row row;
     std::vector<double> depths;
     double brier = 0, ece = 0, missing = 0;
+    std::vector<double> bin_conf = std::vector<double>(10, 0), bin_right = std::vector<double>(10, 0);
+    std::vector<int> bin_count = std::vector<int>(10, 0);
+    std::map<std::string, double> family_sum;
   };
+  for (const scenarios::Scenario& s : suite) {
+    if (s.status == "runnable" &&
+        std::find(lb.families.begin(), lb.families.end(), s.family) == lb.families.end()) {
+      lb.families.push_back(s.family);
+    }
+  }
+  std::sort(lb.families.begin(), lb.families.end());
+  for (const Baseline& b : ComputeBaselines(suite)) {
+    if (b.name != "oracle") lb.baselines.push_back({b.name, b.depth});
+  }
   std::map<std::string, Acc> by_config;
   for (const fs::path& f : files) {
     std::ifstream in(f, std::ios::binary);
@@ -41,7 +56,10 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       continue;
     }
     const Submission& s = *p.submission;
-    Report r = Score(s, suite);
+    fs::path tdir = f;
+    tdir.replace_extension(".transcripts");
+    HarnessTimes times = ReadTranscripts(tdir.string(), suite);
+    Report r = Score(s, suite, &times);
     lb.floor_name = r.floor_name;
     lb.floor_depth = r.floor_depth;
     lb.scenarios = r.scenarios;
@@ -53,7 +71,16 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       a.row.model = s.model;
       a.row.fingerprint = s.suite_fingerprint;
       a.row.first_date = a.row.last_date = s.date;
+      a.row.kind = s.kind;
     }
+    for (size_t b = 0; b < r.reliability.size(); ++b) {
+      a.bin_count[b] += r.reliability[b].count;
+      a.bin_conf[b] += r.reliability[b].mean_confidence * r.reliability[b].count;
+      a.bin_right[b] += r.reliability[b].accuracy * r.reliability[b].count;
+    }
+    for (const auto& [fam, d] : r.depth_by_family) a.family_sum[fam] += d;
+    a.row.harness_times_s.insert(a.row.harness_times_s.end(), r.harness_times_s.begin(),
+                                 r.harness_times_s.end());
     a.row.first_date = std::min(a.row.first_date, s.date);
     a.row.last_date = std::max(a.row.last_date, s.date);
     a.depths.push_back(r.depth);
@@ -80,6 +107,17 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       row.brier_exact_mean = a.brier / row.calibrated_runs;
       row.ece_mean = a.ece / row.calibrated_runs;
     }
+    for (int b = 0; b < 10; ++b) {
+      Bin bin;
+      bin.count = a.bin_count[b];
+      if (bin.count > 0) {
+        bin.mean_confidence = a.bin_conf[b] / bin.count;
+        bin.accuracy = a.bin_right[b] / bin.count;
+      }
+      row.reliability.push_back(bin);
+    }
+    for (const auto& [fam, sum] : a.family_sum) row.depth_by_family[fam] = sum / row.runs;
+    if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
     lb.rows.push_back(row);
   }
   std::stable_sort(lb.rows.begin(), lb.rows.end(), [](const Row& x, const Row& y) {
@@ -99,16 +137,27 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
   o << "suite " << lb.fingerprint << "; floor " << f3(lb.floor_depth) << " (" << lb.floor_name
     << ", an answer that reads nothing)\n\n";
   o << "| configuration | model | runs | RCA depth (mean ± SE) | margin over the floor | Brier "
-       "(exact) | ECE | missing answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|\n";
+       "(exact) | ECE | time to hyp. (median, harness) | missing answers (mean) | hash | dates |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
-    o << "| " << r.configuration << " | " << r.model << " | " << r.runs << " | "
+    o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | " << r.model << " | " << r.runs << " | "
       << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
       << (r.depth_mean >= lb.floor_depth ? "+" : "") << f3(r.depth_mean - lb.floor_depth)
       << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
-      << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | " << f3(r.missing_mean) << " | "
+      << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | "
+      << (r.harness_time_median_s ? f3(*r.harness_time_median_s) + " s" : "unmeasured") << " | "
+      << f3(r.missing_mean) << " | "
       << r.configuration_hash << " | " << r.first_date
       << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
+  }
+  for (const Row& r : lb.rows) {
+    if (r.kind == "reference") {
+      o << "\nReference audits need no model: folk (blames what the logs or the ticket name), "
+           "graphwalk (walks the dependency graph with the evidence) and ticketonly (reads the "
+           "ticket alone; if it scores well, the tickets leak their answers). They bound the "
+           "benchmark; they are not contestants.\n";
+      break;
+    }
   }
   if (lb.rows.empty()) o << "\n(no submission could be scored)\n";
   for (const std::string& why : lb.refused) o << "\nrefused: " << why;

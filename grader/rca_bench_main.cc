@@ -349,13 +349,22 @@ int main(int argc, char** argv) {
       "score", "Score one submission (JSON Lines: a header, then one answer per scenario)");
   score->add_option("submission", submission_path, "The submission file")->required();
   score->add_flag("--json", score_json, "The report as JSON");
-  std::string results_dir;
+  std::string transcripts_dir;
+  score->add_option("--transcripts", transcripts_dir,
+                    "The run's transcripts, for time to hypothesis (default: SUBMISSION with "
+                    ".transcripts for .jsonl, when it exists)");
+  std::string results_dir, html_path;
+  bool no_html = false;
   CLI::App* leaderboard = app.add_subcommand(
       "leaderboard", "Every submission (*.jsonl) of RESULTS_DIR scored, runs of a configuration "
-                     "as mean ± SE, beside the floor (Markdown)");
+                     "as mean ± SE, beside the floor: Markdown on stdout and a self-contained "
+                     "HTML page");
   leaderboard->add_option("results_dir", results_dir, "Directory of submissions")
       ->required()
       ->check(CLI::ExistingDirectory);
+  leaderboard->add_option("--html", html_path,
+                          "Where to write the HTML page (default: RESULTS_DIR/leaderboard.html)");
+  leaderboard->add_flag("--no-html", no_html, "Print the Markdown only");
   CLI::App* fingerprint = app.add_subcommand(
       "fingerprint", "The suite fingerprint a submission's header must carry");
 
@@ -436,6 +445,14 @@ int main(int argc, char** argv) {
     if (*leaderboard) {
       auto lb = slurm_rca::grader::BuildLeaderboard(results_dir, suite.scenarios);
       std::cout << slurm_rca::grader::LeaderboardMarkdown(lb);
+      if (!no_html) {
+        if (html_path.empty()) html_path = results_dir + "/leaderboard.html";
+        std::ofstream out(html_path, std::ios::binary | std::ios::trunc);
+        out << slurm_rca::grader::LeaderboardHtml(lb);
+        out.close();
+        if (!out) return Fail("cannot write " + html_path);
+        std::cerr << "rca-bench: wrote " << html_path << "\n";
+      }
       return lb.rows.empty() ? 1 : 0;
     }
     std::ifstream in(submission_path, std::ios::binary);
@@ -452,7 +469,16 @@ int main(int argc, char** argv) {
                 << " problem(s) in the submission; nothing was scored\n";
       return 1;
     }
-    auto report = slurm_rca::grader::Score(*parsed.submission, suite.scenarios);
+    if (transcripts_dir.empty()) {
+      std::filesystem::path t = submission_path;
+      t.replace_extension(".transcripts");
+      transcripts_dir = t.string();
+    } else if (!std::filesystem::is_directory(transcripts_dir)) {
+      std::cerr << "rca-bench: --transcripts " << transcripts_dir << " is not a directory\n";
+      return kUsage;
+    }
+    auto times = slurm_rca::grader::ReadTranscripts(transcripts_dir, suite.scenarios);
+    auto report = slurm_rca::grader::Score(*parsed.submission, suite.scenarios, &times);
     if (score_json) {
       std::cout << slurm_rca::grader::ReportJson(*parsed.submission, report).dump(2) << "\n";
     } else {

@@ -106,8 +106,18 @@ class Parser {
 
   void Header(const Json& h, int line, Submission* s) {
     if (!Keys(h, line, "the header",
-              {"configuration", "configuration_hash", "model", "suite_fingerprint", "date"}, {})) {
+              {"configuration", "configuration_hash", "model", "suite_fingerprint", "date"},
+              {"kind"})) {
       return;
+    }
+    if (h.contains("kind")) {
+      auto kind = Str(h, "kind", line);
+      if (kind && *kind != "agent" && *kind != "reference") {
+        Add(line, "kind must be \"agent\" or \"reference\" (an audit of the benchmark), got \"" +
+                      *kind + "\"");
+      } else if (kind) {
+        s->kind = *kind;
+      }
     }
     s->configuration = Str(h, "configuration", line).value_or("");
     s->configuration_hash = Str(h, "configuration_hash", line).value_or("");
@@ -252,8 +262,16 @@ ParsedSubmission ParseSubmission(const std::string& text, const std::string& fil
   return out;
 }
 
-Report Score(const Submission& submission, const std::vector<sc::Scenario>& suite) {
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Report Score(const Submission& submission, const std::vector<sc::Scenario>& suite,
+             const HarnessTimes* times) {
   Report r;
+  if (times) r.harness_problems = times->problems;
   std::map<std::string, const Answer*> by_id;
   for (const Answer& a : submission.answers) by_id[a.scenario_id] = &a;
   std::map<std::string, std::pair<double, int>> fam, diff;
@@ -302,6 +320,19 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
         r.ruled_out_right += eliminated.count(x) ? 1 : 0;
         if (s.Diagnosable() && x == s.RootCause()) ++r.ruled_out_true_cause;
       }
+      if (times) {
+        auto t = times->by_scenario.find(s.id);
+        if (t != times->by_scenario.end() && t->second.root_cause == a.root_cause) {
+          r.harness_times_s.push_back(t->second.seconds);
+        } else if (t != times->by_scenario.end()) {
+          r.harness_problems.push_back(t->second.file + ": committed " + t->second.root_cause +
+                                       " but the submission answers " + a.root_cause +
+                                       "; its time is not used");
+        } else if (std::find(times->unanswered.begin(), times->unanswered.end(), s.id) ==
+                   times->unanswered.end()) {
+          r.harness_problems.push_back(s.id + ": no transcript; no time");
+        }
+      }
       if (a.time_to_hypothesis_s) {
         time_sum += *a.time_to_hypothesis_s;
         ++time_n;
@@ -335,6 +366,7 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
     r.ece = ece;
   }
   if (time_n > 0) r.self_reported_time_s = time_sum / time_n;
+  if (!r.harness_times_s.empty()) r.harness_time_median_s = Median(r.harness_times_s);
   std::vector<Baseline> b = ComputeBaselines(suite);
   if (!b.empty()) {
     r.floor_name = b.front().name;
@@ -345,8 +377,10 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
 
 std::string RenderReport(const Submission& s, const Report& r) {
   std::ostringstream o;
-  o << "configuration " << s.configuration << " (" << s.configuration_hash << "), model "
-    << s.model << ", " << s.date << ", suite " << s.suite_fingerprint << "\n";
+  o << "configuration " << s.configuration << " (" << s.configuration_hash << ")"
+    << (s.kind == "reference" ? " [reference agent: an audit of the benchmark, not a contestant]"
+                              : "")
+    << ", model " << s.model << ", " << s.date << ", suite " << s.suite_fingerprint << "\n";
   o << "RCA depth      " << Fixed(r.depth) << "  over " << r.scenarios << " runnable scenarios ("
     << r.answered << " answered, " << r.missing << " missing: scored 0, not abstentions)\n";
   o << "floor          " << Fixed(r.floor_depth) << "  " << r.floor_name << "; margin "
@@ -362,6 +396,13 @@ std::string RenderReport(const Submission& s, const Report& r) {
     << r.actions_harmful << " harmful\n";
   o << "ruled out      " << r.ruled_out_right << " of " << r.ruled_out_given
     << " right; the true cause ruled out " << r.ruled_out_true_cause << " time(s)\n";
+  if (r.harness_time_median_s) {
+    o << "time to hyp.   " << Fixed(*r.harness_time_median_s, 1) << " s median, measured by the "
+      << "harness from the transcripts of " << r.harness_times_s.size() << " answer(s)\n";
+  } else {
+    o << "time to hyp.   unmeasured (no transcript of this run agrees with its answers)\n";
+  }
+  for (const std::string& p : r.harness_problems) o << "  no time: " << p << "\n";
   if (r.self_reported_time_s) {
     o << "time (self-reported, not ranked) " << Fixed(*r.self_reported_time_s, 1) << " s mean\n";
   }
@@ -377,6 +418,7 @@ nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
   nlohmann::ordered_json j;
   j["configuration"] = s.configuration;
   j["configuration_hash"] = s.configuration_hash;
+  j["kind"] = s.kind;
   j["model"] = s.model;
   j["date"] = s.date;
   j["suite_fingerprint"] = s.suite_fingerprint;
@@ -400,6 +442,11 @@ nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
                   {"useless", r.actions_useless}, {"harmful", r.actions_harmful}};
   j["ruled_out"] = {{"given", r.ruled_out_given}, {"right", r.ruled_out_right},
                     {"true_cause", r.ruled_out_true_cause}};
+  j["time_to_hypothesis"] = {
+      {"median_s", r.harness_time_median_s ? Json(*r.harness_time_median_s) : Json(nullptr)},
+      {"timed_answers", r.harness_times_s.size()},
+      {"source", "harness transcripts"},
+      {"problems", r.harness_problems}};
   j["self_reported_time_s"] =
       r.self_reported_time_s ? Json(*r.self_reported_time_s) : Json(nullptr);
   j["depth_by_family"] = r.depth_by_family;

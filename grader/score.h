@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "grader/transcript_times.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::grader {
@@ -37,6 +38,9 @@ struct Answer {
 
 struct Submission {
   std::string configuration, configuration_hash, model, suite_fingerprint, date;
+  // "agent" (a contestant) or "reference": a model-free agent that audits the benchmark
+  // (folk, graphwalk, ticketonly); shown on the leaderboard as such, never ranked with agents.
+  std::string kind = "agent";
   std::vector<Answer> answers;
 };
 
@@ -75,12 +79,21 @@ struct Report {
   int ruled_out_given = 0, ruled_out_right = 0, ruled_out_true_cause = 0;
   std::map<std::string, double> depth_by_family, depth_by_difficulty;
   std::optional<double> self_reported_time_s;  // mean, shown apart
+  // Time to hypothesis measured by the harness (transcripts): seconds per answered scenario whose
+  // transcript committed the same root cause, their median, and why the others have no time.
+  std::vector<double> harness_times_s;
+  std::optional<double> harness_time_median_s;
+  std::vector<std::string> harness_problems;
   std::string floor_name;
   double floor_depth = 0;
   std::map<std::string, double> credit;  // per scenario id
 };
 
-Report Score(const Submission& submission, const std::vector<scenarios::Scenario>& suite);
+// `times`, when given, are the harness's transcripts of this run (ReadTranscripts).
+Report Score(const Submission& submission, const std::vector<scenarios::Scenario>& suite,
+             const HarnessTimes* times = nullptr);
+
+double Median(std::vector<double> v);  // of a non-empty vector
 
 std::string RenderReport(const Submission& s, const Report& r);
 nlohmann::ordered_json ReportJson(const Submission& s, const Report& r);

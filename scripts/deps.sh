@@ -12,6 +12,8 @@ packages=(
   # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr
   slurmctld slurmd slurmdbd slurm-client slurm-wlm-basic-plugins munge mariadb-server
   nftables e2fsprogs
+  # the leaderboard page is checked in a real browser (tests/leaderboard_html_test.sh)
+  chromium
 )
 
 missing=()

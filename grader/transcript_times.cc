@@ -1,0 +1,95 @@
+#include "grader/transcript_times.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace slurm_rca::grader {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+bool ReadTranscript(const std::string& text, const std::string& file, HarnessTime* out,
+                    bool* submitted, std::string* problem) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  bool have_ticket = false;
+  double ticket_t = 0;
+  *submitted = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("event") || !j["event"].is_string() ||
+        !j.contains("t") || !j["t"].is_number()) {
+      *problem = file + ":" + std::to_string(n) + ": not a transcript event (an object with "
+                 "\"event\" and a numeric \"t\")";
+      return false;
+    }
+    std::string event = j["event"];
+    double t = j["t"].get<double>();
+    if (event == "ticket" && !have_ticket) {
+      have_ticket = true;
+      ticket_t = t;
+    } else if (event == "submit" && j.value("valid", false) && !*submitted) {
+      if (!have_ticket) {
+        *problem = file + ":" + std::to_string(n) + ": a submit before any ticket event";
+        return false;
+      }
+      const Json& a = j.contains("answer") ? j["answer"] : Json();
+      if (!a.is_object() || !a.contains("root_cause") || !a["root_cause"].is_string()) {
+        *problem = file + ":" + std::to_string(n) + ": a valid submit without answer.root_cause";
+        return false;
+      }
+      *submitted = true;
+      out->seconds = t - ticket_t;
+      out->root_cause = a["root_cause"];
+    }
+  }
+  if (!have_ticket) {
+    *problem = file + ": no ticket event, so no start to measure from";
+    return false;
+  }
+  out->file = file;
+  return true;
+}
+
+HarnessTimes ReadTranscripts(const std::string& dir, const std::vector<scenarios::Scenario>& suite) {
+  HarnessTimes out;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    std::string stem = f.stem().string();
+    const scenarios::Scenario* s = nullptr;
+    for (const auto& x : suite) {
+      if (x.id == stem || x.TaskId() == stem) s = &x;
+    }
+    if (!s) {
+      out.problems.push_back(f.filename().string() + ": names no scenario of this suite");
+      continue;
+    }
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    HarnessTime t;
+    bool submitted = false;
+    std::string problem;
+    if (!ReadTranscript(text.str(), f.filename().string(), &t, &submitted, &problem)) {
+      out.problems.push_back(problem);
+    } else if (!submitted) {
+      out.unanswered.push_back(s->id);
+    } else {
+      out.by_scenario[s->id] = t;
+    }
+  }
+  return out;
+}
+
+}  // namespace slurm_rca::grader

@@ -1,0 +1,45 @@
+// Time to hypothesis as the harness measured it, never as the agent reported it: read from the
+// transcripts the agent loop writes (agents/llm/README.md, "Transcript"), one JSON Lines file per
+// scenario named by its task id (or id). The time of a scenario is the `t` of the first valid
+// `submit` event minus the `t` of the `ticket` event: wall time from the ticket to the first
+// committed answer.
+//
+//   HarnessTimes t = ReadTranscripts("results/B-m-r1.transcripts", suite);
+//   Report r = Score(submission, suite, &t);   // r.harness_time_median_s
+//
+// A transcript that cannot be read, has no ticket, or whose committed answer disagrees with the
+// submission yields no time and a problem line: no evidence, never a zero.
+#ifndef SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_
+#define SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::grader {
+
+struct HarnessTime {
+  double seconds = 0;
+  std::string root_cause;  // of the first valid submit
+  std::string file;
+};
+
+struct HarnessTimes {
+  std::map<std::string, HarnessTime> by_scenario;  // canonical scenario id
+  std::vector<std::string> unanswered;             // transcripts with no valid submit (budget out)
+  std::vector<std::string> problems;               // "file: why"
+};
+
+// Reads every *.jsonl of `dir`. A missing directory gives an empty result and no problem.
+HarnessTimes ReadTranscripts(const std::string& dir, const std::vector<scenarios::Scenario>& suite);
+
+// Reads one transcript's text; `file` names it in problems. Returns false (and adds a problem)
+// when it has no ticket event or is not JSON Lines.
+bool ReadTranscript(const std::string& text, const std::string& file, HarnessTime* out,
+                    bool* submitted, std::string* problem);
+
+}  // namespace slurm_rca::grader
+
+#endif  // SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_

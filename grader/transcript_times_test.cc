@@ -1,0 +1,105 @@
+// transcript_times_test: time to hypothesis comes from the harness's transcripts (ticket to first
+// valid submit), a transcript that disagrees with the submission gives no time, and the
+// leaderboard page escapes what submissions say and names nothing to load.
+#include "grader/transcript_times.h"
+
+#include <gtest/gtest.h>
+
+#include "grader/leaderboard.h"
+#include "grader/score.h"
+
+namespace slurm_rca::grader {
+namespace {
+
+TEST(Transcripts, TimeIsFromTheTicketToTheFirstValidSubmit) {
+  HarnessTime t;
+  bool submitted = false;
+  std::string problem;
+  ASSERT_TRUE(ReadTranscript(
+      "{\"t\": 0, \"event\": \"start\"}\n"
+      "{\"t\": 0.5, \"event\": \"ticket\", \"text\": \"x\"}\n"
+      "{\"t\": 2, \"event\": \"submit\", \"valid\": false, \"error\": \"not a component\"}\n"
+      "{\"t\": 9.75, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": \"db.mysql\"}}\n"
+      "{\"t\": 20, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": \"unknown\"}}\n",
+      "a.jsonl", &t, &submitted, &problem))
+      << problem;
+  EXPECT_TRUE(submitted);
+  EXPECT_DOUBLE_EQ(t.seconds, 9.25);
+  EXPECT_EQ(t.root_cause, "db.mysql");
+}
+
+TEST(Transcripts, NoTicketOrNotJsonIsAProblemAndBudgetOutIsNoSubmit) {
+  HarnessTime t;
+  bool submitted = true;
+  std::string problem;
+  EXPECT_FALSE(ReadTranscript("{\"t\": 1, \"event\": \"end\"}\n", "a.jsonl", &t, &submitted,
+                              &problem));
+  EXPECT_NE(problem.find("no ticket"), std::string::npos) << problem;
+  EXPECT_FALSE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\nnot json\n", "b.jsonl", &t,
+                              &submitted, &problem));
+  EXPECT_EQ(problem.rfind("b.jsonl:2:", 0), 0u) << problem;
+  ASSERT_TRUE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 900, \"event\": "
+                             "\"end\", \"reason\": \"budget:wall\"}\n",
+                             "c.jsonl", &t, &submitted, &problem));
+  EXPECT_FALSE(submitted);
+}
+
+TEST(Transcripts, ScoreUsesOnlyTimesWhoseAnswerAgrees) {
+  scenarios::Scenario a, b, c;
+  a.id = "A1";
+  b.id = "B1";
+  c.id = "C1";
+  for (scenarios::Scenario* s : {&a, &b, &c}) {
+    s->status = "runnable";
+    s->family = "f";
+    s->difficulty = "single_layer";
+    s->scoring = {{"db.mysql", 1.0}};
+  }
+  std::vector<scenarios::Scenario> suite = {a, b, c};
+  Submission sub;
+  sub.answers = {{"A1", "db.mysql", 1}, {"B1", "db.mysql", 1}, {"C1", "db.mysql", 1}};
+  HarnessTimes times;
+  times.by_scenario["A1"] = {4, "db.mysql", "A1.jsonl"};
+  times.by_scenario["B1"] = {1, "slurm.config", "B1.jsonl"};  // committed something else
+  Report r = Score(sub, suite, &times);
+  ASSERT_EQ(r.harness_times_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(*r.harness_time_median_s, 4);
+  ASSERT_EQ(r.harness_problems.size(), 2u);
+  EXPECT_NE(r.harness_problems[0].find("committed slurm.config"), std::string::npos);
+  EXPECT_NE(r.harness_problems[1].find("C1: no transcript"), std::string::npos);
+  Report none = Score(sub, suite);
+  EXPECT_FALSE(none.harness_time_median_s);
+  EXPECT_NE(RenderReport(sub, none).find("time to hyp.   unmeasured"), std::string::npos);
+}
+
+TEST(Transcripts, MedianOfEvenAndOdd) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+}
+
+TEST(LeaderboardPage, EscapesSubmissionTextAndNamesNothingToLoad) {
+  Leaderboard lb;
+  lb.fingerprint = "sha256:0";
+  lb.floor_name = "always-abstain";
+  lb.floor_depth = 0.25;
+  lb.families = {"gpu"};
+  Row r;
+  r.configuration = "<script>alert(1)</script>";
+  r.model = "m\"><img src=x>";
+  r.runs = 1;
+  r.depth_mean = 0.5;
+  r.depth_by_family["gpu"] = 0.5;
+  lb.rows.push_back(r);
+  std::string html = LeaderboardHtml(lb);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(html.find("id=\"floor-line\""), std::string::npos);
+  EXPECT_NE(html.find(">0.50</text>"), std::string::npos);  // the heat map cell's value
+}
+
+}  // namespace
+}  // namespace slurm_rca::grader
