@@ -1,0 +1,67 @@
+// Internal to agents_llm: the HTTP(S) POST with retries that both model back-ends share.
+//
+//   Result<Endpoint> e = ParseUrl("https://api.openai.com/v1");   // path prefix "/v1"
+//   JsonPoster poster(*e, options);
+//   Result<HttpReply> r = poster.Post("/chat/completions", {{"Authorization", "Bearer …"}}, body);
+//
+// Post returns a reply only for a 2xx answer. 429, 5xx and transport failures are retried with
+// exponential backoff (a Retry-After in seconds replaces the computed wait; each wait is capped at
+// backoff_max_s); a certificate that fails verification and other 4xx answers are not retried.
+// Threads: a JsonPoster is used by one thread at a time.
+#ifndef SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
+#define SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "agents/llm/status.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace slurm_rca::agents {
+
+struct Endpoint {
+  std::string scheme;  // http | https
+  std::string host;
+  int port = 0;
+  std::string path_prefix;  // "" or "/v1" (no trailing slash)
+  bool IsLoopback() const;
+  std::string ToString() const;  // scheme://host:port/prefix
+};
+
+// scheme://host[:port][/path]; http or https only. No query or fragment.
+Result<Endpoint> ParseUrl(const std::string& url);
+
+struct HttpOptions {
+  std::string ca_file;
+  double timeout_s = 120;
+  int max_retries = 4;
+  double backoff_initial_s = 1.0;
+  double backoff_max_s = 60;
+};
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  int attempts = 1;
+};
+
+class JsonPoster {
+ public:
+  JsonPoster(Endpoint endpoint, HttpOptions options);
+  ~JsonPoster();
+  Result<HttpReply> Post(const std::string& path, const std::multimap<std::string, std::string>& headers,
+                         const std::string& body);
+
+ private:
+  Endpoint endpoint_;
+  HttpOptions options_;
+  std::unique_ptr<httplib::ClientImpl> client_;
+};
+
+}  // namespace slurm_rca::agents
+
+#endif  // SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_

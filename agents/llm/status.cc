@@ -1,0 +1,17 @@
+#include "agents/llm/status.h"
+
+namespace slurm_rca::agents {
+
+std::string Status::ToString() const {
+  switch (code_) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "invalid argument: " + message_;
+    case Code::kUnavailable: return "unavailable: " + message_;
+    case Code::kHttpError: return "http error: " + message_;
+    case Code::kMalformedReply: return "malformed reply: " + message_;
+    case Code::kIoError: return "io error: " + message_;
+  }
+  return message_;
+}
+
+}  // namespace slurm_rca::agents
