@@ -26,9 +26,9 @@
 //
 // The loader refuses (errors as values, each with file and line): YAML that does not parse,
 // unknown or missing keys, nodes outside the vocabulary or `unknown`, duplicate nodes or
-// (source, target) pairs, self-loops, edges on unlisted nodes, an edge without a note or a
-// symptom, a measured edge without scenario, hop, bundle (fixtures/<scenario>/...) and Slurm
-// version, a documented edge without https:// sources, an inferred edge that cites either, a
+// (source, target) pairs, self-loops, edges on unlisted nodes, an edge without a note, a causal
+// edge without a symptom, a measured edge without scenario, hop, bundle (fixtures/<scenario>/...)
+// and Slurm version, a documented edge without https:// sources, an inferred edge that cites either, a
 // latency range with low > high or below zero, and an untested mode whose expected propagation
 // is not strictly worse than the edge's. Whether a measured edge's bundle really measures it is
 // checked by the tests (graph_test.cc) against fixtures/, not by the loader.
@@ -46,18 +46,24 @@
 
 namespace slurm_rca::graph {
 
-// How far a failure of the source propagates into the target. Ordered: kHalts is worse.
-enum class Propagation { kDegrades = 1, kHalts = 2 };
-// The severity of a symptom asked about (there is no "none": ask for halts or degrades).
-using Severity = Propagation;
+// How far a failure of the source propagates into the target. Ordered: kHalts is worse. kNone:
+// checked, does not propagate (a non-causal edge; it can still carry through an untested mode).
+enum class Propagation { kNone = 0, kDegrades = 1, kHalts = 2 };
+// The severity of a symptom asked about: there is no "none", ask for halts or degrades.
+enum class Severity { kDegrades = 1, kHalts = 2 };
+// Whether propagation p reaches severity s.
+inline bool Reaches(Propagation p, Severity s) { return static_cast<int>(p) >= static_cast<int>(s); }
 
 // How an edge is known. Ordered strongest first: kMeasured < kDocumented < kInferred.
 enum class Evidence { kMeasured = 0, kDocumented = 1, kInferred = 2 };
 
-std::string_view ToString(Propagation p);  // "halts", "degrades"
+std::string_view ToString(Propagation p);  // "halts", "degrades", "none"
+std::string_view ToString(Severity s);     // "halts", "degrades"
 std::string_view ToString(Evidence e);     // "measured", "documented", "inferred"
 // "halts" or "degrades"; anything else (including "none") is nullopt.
 std::optional<Severity> ParseSeverity(std::string_view text);
+// "halts", "degrades" or "none"; anything else is nullopt.
+std::optional<Propagation> ParsePropagation(std::string_view text);
 
 struct LatencyRange {
   double low_s = 0;
@@ -88,7 +94,7 @@ struct Edge {
   std::optional<LatencyRange> latency_s;  // absent: no bound is known
   Evidence evidence = Evidence::kInferred;
   std::string note;     // why this classification; required
-  std::string symptom;  // what the target shows; required
+  std::string symptom;  // what the target shows; required on causal edges
   std::vector<MeasuredBy> measured_by;  // measured: at least one
   std::string slurm_version;            // measured: the Slurm the bundles were recorded on
   std::vector<std::string> sources;     // documented: https:// URLs
@@ -96,6 +102,8 @@ struct Edge {
   std::optional<UntestedMode> untested_mode;
   std::string reference;  // how this edge differs from the reference's (B.4), if it does
   int line = 0;           // of the edge in the file
+
+  bool Causal() const { return propagation != Propagation::kNone; }
 };
 
 struct Graph {
@@ -191,6 +199,7 @@ std::string SummaryForAgents(const Graph& graph);
 inline constexpr const char* kRuleYamlSyntax = "yaml-syntax";
 inline constexpr const char* kRuleWrongType = "wrong-type";
 inline constexpr const char* kRuleUnknownKey = "unknown-key";
+inline constexpr const char* kRuleDuplicateKey = "duplicate-key";
 inline constexpr const char* kRuleMissingKey = "missing-key";
 inline constexpr const char* kRuleBadEnum = "bad-enum";
 inline constexpr const char* kRuleNotVocabulary = "not-vocabulary";
