@@ -29,9 +29,7 @@ std::string_view ToString(Propagation p) {
   return "none";
 }
 
-std::string_view ToString(Severity s) {
-  return s == Severity::kHalts ? "halts" : "degrades";
-}
+std::string_view ToString(Severity s) { return s == Severity::kHalts ? "halts" : "degrades"; }
 
 std::string_view ToString(Evidence e) {
   switch (e) {
@@ -306,8 +304,8 @@ class Parser {
       }
     } else {
       if (!e->measured_by.empty() || !e->slurm_version.empty()) {
-        Err(ev_line, e->evidence == Evidence::kDocumented ? kRuleMeasuredCitation
-                                                          : kRuleInferredCitation,
+        Err(ev_line,
+            e->evidence == Evidence::kDocumented ? kRuleMeasuredCitation : kRuleInferredCitation,
             name + " is " + std::string(ToString(e->evidence)) +
                 " but cites a measurement (measured_by or slurm_version)");
       }
@@ -429,9 +427,7 @@ Carry Carries(const Edge& e, Severity severity) {
 
 // The confidence with which an edge stops a path: its own, but never better than inferred when
 // an untested mode of it might (at a lower severity) propagate further than measured.
-Evidence CapConfidence(const Edge& e) {
-  return e.untested_mode ? Evidence::kInferred : e.evidence;
-}
+Evidence CapConfidence(const Edge& e) { return e.untested_mode ? Evidence::kInferred : e.evidence; }
 
 Evidence Weaker(Evidence a, Evidence b) { return std::max(a, b); }
 

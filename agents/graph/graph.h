@@ -4,7 +4,7 @@
 // or inferred). Nodes are the benchmark's vocabulary (scenarios/vocabulary.h) minus `unknown`.
 //
 //   LoadResult r = LoadGraphFile(DefaultGraphPath());
-//   for (const GraphError& e : r.errors) std::cerr << e.ToString() << "\n";  // file:line: rule: ...
+//   for (const GraphError& e : r.errors) std::cerr << e.ToString() << "\n";  // file:line: ...
 //   const Graph& g = *r.graph;
 //   for (const Hypothesis& h : CausesOf(g, "slurm.scheduler", Severity::kHalts))
 //     std::cout << h.cause << " " << ToString(h.weakest) << " " << h.hops << "\n";
@@ -28,10 +28,10 @@
 // unknown or missing keys, nodes outside the vocabulary or `unknown`, duplicate nodes or
 // (source, target) pairs, self-loops, edges on unlisted nodes, an edge without a note, a causal
 // edge without a symptom, a measured edge without scenario, hop, bundle (fixtures/<scenario>/...)
-// and Slurm version, a documented edge without https:// sources, an inferred edge that cites either, a
-// latency range with low > high or below zero, and an untested mode whose expected propagation
-// is not strictly worse than the edge's. Whether a measured edge's bundle really measures it is
-// checked by the tests (graph_test.cc) against fixtures/, not by the loader.
+// and Slurm version, a documented edge without https:// sources, an inferred edge that cites
+// either, a latency range with low > high or below zero, and an untested mode whose expected
+// propagation is not strictly worse than the edge's. Whether a measured edge's bundle really
+// measures it is checked by the tests (graph_test.cc) against fixtures/, not by the loader.
 //
 // Everything here is a pure function of the Graph; a Graph is immutable once loaded and may be
 // read from any thread.
@@ -52,7 +52,9 @@ enum class Propagation { kNone = 0, kDegrades = 1, kHalts = 2 };
 // The severity of a symptom asked about: there is no "none", ask for halts or degrades.
 enum class Severity { kDegrades = 1, kHalts = 2 };
 // Whether propagation p reaches severity s.
-inline bool Reaches(Propagation p, Severity s) { return static_cast<int>(p) >= static_cast<int>(s); }
+inline bool Reaches(Propagation p, Severity s) {
+  return static_cast<int>(p) >= static_cast<int>(s);
+}
 
 // How an edge is known. Ordered strongest first: kMeasured < kDocumented < kInferred.
 enum class Evidence { kMeasured = 0, kDocumented = 1, kInferred = 2 };
@@ -76,7 +78,7 @@ struct LatencyRange {
 struct MeasuredBy {
   std::string scenario;  // e.g. S06-state-save-unwritable
   int hop = 0;
-  std::string bundle;    // fixtures/<scenario>/manifest.json
+  std::string bundle;  // fixtures/<scenario>/manifest.json
   int line = 0;
 };
 
@@ -93,8 +95,8 @@ struct Edge {
   Propagation propagation = Propagation::kDegrades;
   std::optional<LatencyRange> latency_s;  // absent: no bound is known
   Evidence evidence = Evidence::kInferred;
-  std::string note;     // why this classification; required
-  std::string symptom;  // what the target shows; required on causal edges
+  std::string note;                     // why this classification; required
+  std::string symptom;                  // what the target shows; required on causal edges
   std::vector<MeasuredBy> measured_by;  // measured: at least one
   std::string slurm_version;            // measured: the Slurm the bundles were recorded on
   std::vector<std::string> sources;     // documented: https:// URLs
