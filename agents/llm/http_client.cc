@@ -116,6 +116,7 @@ JsonPoster::JsonPoster(Endpoint endpoint, HttpOptions options)
   }
   SetTimeouts(client_.get(), options_.timeout_s);
   client_->set_keep_alive(true);
+  client_->set_tcp_nodelay(true);  // headers and body go in separate writes
 }
 
 JsonPoster::~JsonPoster() = default;

@@ -1,0 +1,97 @@
+// TEST DOUBLE. FakeModelServer stands in for a model API in tests: a cpp-httplib server on
+// 127.0.0.1 (an ephemeral port) that answers every POST with the next scripted response, in
+// either API's shape, and records the requests it received. It never calls a real model.
+//
+//   FakeModelServer server;                                     // or FakeModelServer(tls_cert)
+//   server.Enqueue({429, "{}", {{"Retry-After", "0"}}});
+//   server.Enqueue({200, FakeModelServer::OpenAiToolCalls({{"c1", "slurm_query", {{"topic", "queue"}}}})});
+//   cfg.base_url = server.base_url() + "/v1";
+//   ... backend->Complete(...) ...
+//   EXPECT_EQ(server.requests()[1].json["model"], "m");
+//
+// With no response left it answers 500 {"error": "fake model server: no scripted response left"}.
+// Threads: the server runs on its own thread; Enqueue and requests() may be called from any
+// thread. The destructor stops the server.
+//
+// MakeSelfSignedCertificate makes a throwaway RSA key and a self-signed certificate (CA:TRUE,
+// subjectAltName IP:127.0.0.1 and DNS:localhost) with the OpenSSL API, for HTTPS tests.
+#ifndef SLURM_RCA_AGENTS_LLM_FAKE_MODEL_SERVER_H_
+#define SLURM_RCA_AGENTS_LLM_FAKE_MODEL_SERVER_H_
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agents/llm/backend.h"
+#include "agents/llm/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace slurm_rca::agents {
+
+struct TestCertificate {
+  std::string cert_pem;
+  std::string key_pem;
+};
+Result<TestCertificate> MakeSelfSignedCertificate();
+
+class FakeModelServer {
+ public:
+  struct Response {
+    int status = 200;
+    std::string body;
+    std::map<std::string, std::string> headers;
+  };
+  struct Request {
+    std::string path;
+    std::multimap<std::string, std::string> headers;
+    std::string body;
+    nlohmann::json json;  // the body parsed (discarded value if it is not JSON)
+    std::string Header(const std::string& name) const;  // "" when absent
+  };
+
+  FakeModelServer();                                   // plain HTTP
+  explicit FakeModelServer(const TestCertificate& tls);  // HTTPS with this certificate
+  ~FakeModelServer();
+  FakeModelServer(const FakeModelServer&) = delete;
+  FakeModelServer& operator=(const FakeModelServer&) = delete;
+
+  bool ok() const { return port_ > 0; }  // listening
+  int port() const { return port_; }
+  std::string base_url() const;  // "http://127.0.0.1:PORT" or "https://…"
+
+  void Enqueue(Response r);
+  std::vector<Request> requests() const;
+  size_t pending() const;  // responses not yet served
+
+  // Reply bodies in each API's shape. tool_calls: {id, name, arguments (object)}.
+  static std::string OpenAiReply(const std::string& text, const std::vector<ToolCall>& tool_calls,
+                                 int prompt_tokens = 10, int completion_tokens = 5);
+  static std::string AnthropicReply(const std::string& text,
+                                    const std::vector<ToolCall>& tool_calls,
+                                    int input_tokens = 10, int output_tokens = 5);
+
+ private:
+  void Start();
+
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<bool> listen_returned_{false};
+  bool tls_ = false;
+  mutable std::mutex mu_;
+  std::deque<Response> queue_;
+  std::vector<Request> requests_;
+};
+
+}  // namespace slurm_rca::agents
+
+#endif  // SLURM_RCA_AGENTS_LLM_FAKE_MODEL_SERVER_H_
