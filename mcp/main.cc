@@ -16,6 +16,7 @@
 #include "mcp/http_transport.h"
 #include "mcp/live_backend.h"
 #include "mcp/replay_backend.h"
+#include "mcp/skill_resources.h"
 #include "mcp/stdio_transport.h"
 #include "mcp/tools.h"
 
@@ -232,6 +233,14 @@ int main(int argc, char** argv) {
   serve->add_option("--max-body", max_body, "HTTP: request body limit in bytes")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20))
       ->capture_default_str();
+#ifndef SLURM_MCP_DEFAULT_SKILLS_DIR
+#define SLURM_MCP_DEFAULT_SKILLS_DIR ""
+#endif
+  std::string skills_dir = SLURM_MCP_DEFAULT_SKILLS_DIR;
+  auto* skills_opt = serve->add_option(
+      "--skills", skills_dir,
+      "Runbooks served read-only as skill://<name>/SKILL.md resources ('' serves none)");
+  skills_opt->capture_default_str();
   serve->add_flag("--conformance-fixtures", fixtures,
                   "Also register the conformance suite's test tools (never in production)");
   flags.Add(serve);
@@ -388,6 +397,18 @@ int main(int argc, char** argv) {
       "A result marked NO EVIDENCE means the read failed or timed out: that is a symptom, not an "
       "empty cluster.";
   server_options.tools = std::move(tools);
+  if (!skills_dir.empty()) {
+    SkillResourceLoad skills = LoadSkillResources(skills_dir);
+    // An explicit --skills must work; the built-in default may be absent (an installed binary).
+    if (!skills.error.empty() && skills_opt->count() > 0) return Usage(skills.error);
+    if (!skills.error.empty()) {
+      std::cerr << "slurm-mcp: serving no skills: " << skills.error << "\n";
+    }
+    for (const std::string& w : skills.warnings) {
+      std::cerr << "slurm-mcp: skill not served: " << w << "\n";
+    }
+    server_options.resources = std::move(skills.resources);
+  }
   Server server(std::move(server_options));
   if (stdio) {
     std::signal(SIGPIPE, SIG_IGN);

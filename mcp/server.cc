@@ -98,6 +98,15 @@ Json Tool::Describe() const {
   return d;
 }
 
+Json Resource::Describe() const {
+  Json d = {{"uri", uri}, {"name", name}};
+  if (!title.empty()) d["title"] = title;
+  if (!description.empty()) d["description"] = description;
+  d["mimeType"] = mime_type;
+  d["size"] = text.size();
+  return d;
+}
+
 Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 namespace {
@@ -114,8 +123,11 @@ class Dispatch {
     if (method == "initialize") return Initialize();
     if (method == "ping") return MakeResult(m_.id, Json::object());
 
-    const bool known =
-        method == "tools/list" || method == "tools/call" || method == "logging/setLevel";
+    const bool resources = !options_.resources.empty() &&
+                           (method == "resources/list" || method == "resources/read" ||
+                            method == "resources/templates/list");
+    const bool known = method == "tools/list" || method == "tools/call" ||
+                       method == "logging/setLevel" || resources;
     bool answered;
     {
       std::lock_guard<std::mutex> lock(session_.mu);
@@ -129,6 +141,9 @@ class Dispatch {
     }
     if (method == "logging/setLevel") return SetLevel();
     if (method == "tools/list") return ListTools();
+    if (method == "resources/list") return ListResources();
+    if (method == "resources/read") return ReadResource();
+    if (method == "resources/templates/list") return ListResourceTemplates();
     return CallTool();
   }
 
@@ -192,9 +207,13 @@ class Dispatch {
       session_.protocol_version = negotiated;
       session_.client_info = params.value("clientInfo", Json::object());
     }
+    Json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}};
+    if (!options_.resources.empty()) {
+      capabilities["resources"] = {{"subscribe", false}, {"listChanged", false}};
+    }
     Json result = {
         {"protocolVersion", negotiated},
-        {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
+        {"capabilities", std::move(capabilities)},
         {"serverInfo",
          {{"name", options_.name}, {"title", options_.title}, {"version", options_.version}}},
     };
@@ -229,6 +248,45 @@ class Dispatch {
     Json tools = Json::array();
     for (const Tool& t : options_.tools) tools.push_back(t.Describe());
     return MakeResult(m_.id, Json{{"tools", std::move(tools)}});
+  }
+
+  // Checks that params is an object or absent and that any cursor is null (one page).
+  std::optional<Json> SinglePage() const {
+    std::optional<Json> error;
+    if (!ParamsObject(error)) return error;
+    if (m_.params.is_object()) {
+      auto cursor = m_.params.find("cursor");
+      if (cursor != m_.params.end() && !cursor->is_null()) {
+        return Error(kInvalidParams, "invalid cursor: " + m_.method + " has a single page");
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Json> ListResources() {
+    if (std::optional<Json> error = SinglePage()) return error;
+    Json resources = Json::array();
+    for (const Resource& r : options_.resources) resources.push_back(r.Describe());
+    return MakeResult(m_.id, Json{{"resources", std::move(resources)}});
+  }
+
+  std::optional<Json> ListResourceTemplates() {
+    if (std::optional<Json> error = SinglePage()) return error;
+    return MakeResult(m_.id, Json{{"resourceTemplates", Json::array()}});
+  }
+
+  std::optional<Json> ReadResource() {
+    auto uri = m_.params.is_object() ? m_.params.find("uri") : m_.params.end();
+    if (!m_.params.is_object() || uri == m_.params.end() || !uri->is_string()) {
+      return Error(kInvalidParams, "resources/read: params.uri must be a string");
+    }
+    const std::string wanted = uri->get<std::string>();
+    for (const Resource& r : options_.resources) {
+      if (r.uri != wanted) continue;
+      Json content = {{"uri", r.uri}, {"mimeType", r.mime_type}, {"text", r.text}};
+      return MakeResult(m_.id, Json{{"contents", Json::array({std::move(content)})}});
+    }
+    return Error(kResourceNotFound, "Resource not found: " + wanted, Json{{"uri", wanted}});
   }
 
   std::optional<Json> CallTool() {

@@ -1,5 +1,6 @@
 // The MCP server core: lifecycle, version negotiation, ping, logging, tools/list, tools/call,
-// progress and cancellation, independent of any transport.
+// progress and cancellation, and read-only resources (resources/list, resources/read,
+// resources/templates/list), independent of any transport.
 //
 // Transports (stdio, HTTP) parse bytes into Messages and call Server::Handle with the Session the
 // message belongs to. Handle is thread-safe: a transport may run tool calls on worker threads so
@@ -60,6 +61,22 @@ struct Tool {
   Json Describe() const;    // the tools/list entry
 };
 
+// A read-only text resource (slurm-mcp serves the runbooks as skill://<name>/SKILL.md). The
+// content is fixed when the server is built; resources/read returns it as is.
+struct Resource {
+  std::string uri;          // unique among the server's resources
+  std::string name;
+  std::string title;        // may be empty
+  std::string description;  // may be empty
+  std::string mime_type = "text/markdown";
+  std::string text;
+
+  Json Describe() const;  // the resources/list entry (uri, name, title, description, mimeType, size)
+};
+
+// JSON-RPC error code of resources/read for a URI the server does not offer (MCP specification).
+inline constexpr int kResourceNotFound = -32002;
+
 // Per-connection state (a stdio connection, or an HTTP session / sessionless exchange).
 struct Session {
   std::mutex mu;
@@ -77,6 +94,9 @@ struct ServerOptions {
   std::string version = "0.1.0";
   std::string instructions;
   std::vector<Tool> tools;  // in the order tools/list returns them
+  // In the order resources/list returns them. Empty: the resources capability is not declared
+  // and the resources/* methods answer "Method not found", as for any method not offered.
+  std::vector<Resource> resources;
 };
 
 class Server {

@@ -24,6 +24,13 @@ const cache = process.env.SLURM_RCA_NPM_CACHE ?? path.join(os.homedir(), '.cache
 const sdkPrefix = path.join(cache, 'sdk');
 
 const EXPECTED_TOOLS = ['slurm_describe', 'slurm_overview', 'slurm_query'];
+const skillsDir = path.join(srcDir, 'skills');
+// The runbooks on disk: folders of skills/ that hold SKILL.md.
+function skillNames() {
+  return fs.readdirSync(skillsDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && fs.existsSync(path.join(skillsDir, d.name, 'SKILL.md')))
+    .map((d) => d.name).sort();
+}
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const PROTOCOL = '2025-11-25';
 const REQUEST_TIMEOUT_MS = 15000;
@@ -288,6 +295,51 @@ async function runSuite(variant) {
       assert(Array.isArray(sections) && sections.length > 0, 'no sections');
       assert(textOf(r).length > 0, 'no text content');
       return `source ${r.structuredContent.source}, sections ${sections.map((s) => `${s.topic}:${s.outcome}`).join(' ')}`;
+    });
+
+    // The runbooks: every skills/<name>/SKILL.md of the source tree (the server's default --skills)
+    // is listed as skill://<name>/SKILL.md and reads back byte for byte.
+    await check(`${v}: resources/list names every runbook of skills/`, async () => {
+      const caps = conn.client.getServerCapabilities();
+      assert(caps?.resources, `capabilities lack resources: ${JSON.stringify(caps)}`);
+      const r = await conn.client.listResources(undefined, callOpts);
+      assert(!r.nextCursor, `unexpected nextCursor ${r.nextCursor}`);
+      const listed = r.resources.map((x) => x.uri).filter((u) => u.endsWith('/SKILL.md')).sort();
+      const onDisk = skillNames().map((n) => `skill://${n}/SKILL.md`).sort();
+      assert(onDisk.length >= 11, `only ${onDisk.length} skills under ${skillsDir}`);
+      assert(JSON.stringify(listed) === JSON.stringify(onDisk),
+             `listed ${JSON.stringify(listed)}, on disk ${JSON.stringify(onDisk)}`);
+      for (const x of r.resources) {
+        assert(typeof x.name === 'string' && x.name.length > 0, `${x.uri}: no name`);
+        assert(x.mimeType === 'text/markdown', `${x.uri}: mimeType ${x.mimeType}`);
+      }
+      return `${listed.length} runbooks, ${r.resources.length} resources`;
+    });
+
+    await check(`${v}: resources/read returns each SKILL.md as on disk`, async () => {
+      for (const n of skillNames()) {
+        const uri = `skill://${n}/SKILL.md`;
+        const r = await conn.client.readResource({ uri }, callOpts);
+        assert(r.contents?.length === 1, `${uri}: ${r.contents?.length} contents`);
+        const want = fs.readFileSync(path.join(skillsDir, n, 'SKILL.md'), 'utf8');
+        assert(r.contents[0].uri === uri, `${uri}: content uri ${r.contents[0].uri}`);
+        assert(r.contents[0].text === want, `${uri}: text differs from the file`);
+      }
+      const handoff = await conn.client.readResource(
+        { uri: 'skill://gpu-node-drained/references/operator-handoff.md' }, callOpts);
+      assert(handoff.contents[0].text.startsWith('# Operator hand-off'), 'hand-off reference not served');
+      return `${skillNames().length} read`;
+    });
+
+    await check(`${v}: resources/read of an unknown URI is JSON-RPC error -32002`, async () => {
+      try {
+        await conn.client.readResource({ uri: 'skill://no-such-skill/SKILL.md' }, callOpts);
+      } catch (e) {
+        assert(e instanceof McpError, `not an McpError: ${e}`);
+        assert(e.code === -32002, `code ${e.code}: ${e.message}`);
+        return e.message;
+      }
+      throw new Error('no error for an unknown URI');
     });
 
     await check(`${v}: slurm_describe queue`, async () => {
