@@ -648,6 +648,21 @@ TEST(GraphReports, CausesReportForASchedulerHalt) {
   EXPECT_NE(r.find("Not covered by those measurements:\n"), std::string::npos) << r;
 }
 
+// As in the reference: at degrades accounting is a cause of the scheduler and nothing is ruled
+// out (every shipped edge at least degrades).
+TEST(GraphReports, CausesReportForADegradedScheduler) {
+  std::string r = RenderCausesReport(Shipped(), "slurm.scheduler", Severity::kDegrades);
+  EXPECT_TRUE(RE2::PartialMatch(r, "\\n  slurm.slurmdbd +documented +1 hop ")) << r;
+  EXPECT_TRUE(RE2::PartialMatch(r,
+                                "\\n  db.mysql +documented +2 hops +db.mysql -> "
+                                "slurm.slurmctld -> slurm.scheduler\\n"))
+      << r;
+  EXPECT_NE(r.find("Ruled out at degrades by measurement: none\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("Ruled out at degrades by documentation or inference only: none\n"),
+            std::string::npos)
+      << r;
+}
+
 TEST(GraphReports, UnknownComponentNamesTheValidOnes) {
   std::string r = RenderCausesReport(Shipped(), "slurm.fairshare", Severity::kHalts);
   EXPECT_EQ(r.rfind("'slurm.fairshare' is not a component of the graph; valid: ", 0), 0u) << r;
