@@ -878,6 +878,18 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
   return findings;
 }
 
+namespace {
+
+// The folder above `path`, spelled relative when `path` is ("skills/" -> ".", "." -> ".."), so
+// that findings name files the way the caller named them (GitHub annotations need that).
+fs::path Above(const fs::path& path) {
+  fs::path above = (path / "..").lexically_normal();
+  if (above.empty()) above = ".";
+  return above;
+}
+
+}  // namespace
+
 LintResult LintPath(const std::string& path_in, const LintOptions& options) {
   LintResult result;
   Sink out(&result.findings);
@@ -899,19 +911,14 @@ LintResult LintPath(const std::string& path_in, const LintOptions& options) {
     SkillLoad load = LoadSkill(path.string());
     if (load.ok()) skills.push_back(std::move(load.skill));
     problems = load.problems;
-    ledger = fs::absolute(path).lexically_normal().parent_path() / "claims.yaml";
-    if (fs::absolute(path).lexically_normal().filename().empty()) {
-      ledger = fs::absolute(path).lexically_normal().parent_path().parent_path() / "claims.yaml";
-    }
+    ledger = Above(path) / "claims.yaml";
   } else {
     fs::path root = path;
     if (fs::is_directory(path / ".claude-plugin", ec)) {
       add(LintPlugin(path.string()));
       root = path / "skills";
     } else {
-      fs::path parent = fs::absolute(path).lexically_normal();
-      if (parent.filename().empty()) parent = parent.parent_path();
-      parent = parent.parent_path();
+      const fs::path parent = Above(path);
       if (fs::is_directory(parent / ".claude-plugin", ec)) add(LintPlugin(parent.string()));
     }
     Catalog catalog = LoadCatalog(root.string());
