@@ -65,7 +65,7 @@ Result<Reply> ParseAnthropicReply(const std::string& body) {
   Json j = Json::parse(body, nullptr, false);
   if (j.is_discarded()) return Status::MalformedReply("the body is not JSON");
   if (!j.is_object()) return Status::MalformedReply("the body is not a JSON object");
-  if (j.value("type", "") == "error") {
+  if (j.contains("type") && j["type"] == "error") {
     return Status::MalformedReply("the server answered an error: " +
                                   (j.contains("error") ? j["error"].dump() : std::string("?")));
   }

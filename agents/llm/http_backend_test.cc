@@ -275,11 +275,14 @@ TEST_P(HttpBackendTest, MalformedRepliesAreErrorValues) {
         {"id":"c","type":"function","function":{"name":"echo","arguments":"{not json"}}]}}]})");
     bodies.push_back(R"({"choices":[{"message":{"tool_calls":[{"id":"c","function":{}}]}}]})");
     bodies.push_back(R"({"choices":[{"message":{"content": 7}}]})");
+    bodies.push_back(R"({"choices":[7]})");
+    bodies.push_back(R"({"error": {"message": "model not found"}})");
   } else {
     bodies.push_back(R"({"content":[{"type":"tool_use","id":"c","name":"echo","input":"x"}]})");
     bodies.push_back(R"({"content":[{"type":"tool_use","name":"echo","input":{}}]})");
     bodies.push_back(R"({"content":[{"type":"text"}]})");
     bodies.push_back(R"({"content":[{"text":"no type"}]})");
+    bodies.push_back(R"({"type": "error", "error": {"type": "overloaded_error"}})");
   }
   auto b = Make(Config());
   ASSERT_TRUE(b);
@@ -547,6 +550,30 @@ TEST_F(MakeBackendTest, BadConfigurationsAreRefused) {
     EXPECT_NE(b.status().message().find(c.message), std::string::npos)
         << "want '" << c.message << "', got " << b.status().ToString();
   }
+}
+
+// Fields the loop does not need may have odd types without making the reply malformed (and
+// nothing throws on them).
+TEST(ParseReplyTest, OddTypesInUnusedFieldsAreTolerated) {
+  Result<Reply> a = ParseAnthropicReply(
+      R"({"type": 7, "content": [{"type": "text", "text": "x"}], "usage": 1, "stop_reason": 3})");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->text, "x");
+  EXPECT_EQ(a->usage.input_tokens, 0);
+  Result<Reply> o = ParseOpenAiReply(
+      R"({"choices": [{"message": {"content": "y"}, "finish_reason": 1}], "usage": {"prompt_tokens": "9"}})");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->text, "y");
+  EXPECT_EQ(o->usage.input_tokens, 0);
+  // OpenAI-compatible servers that send arguments as an object, or as "", are accepted.
+  Result<Reply> obj = ParseOpenAiReply(R"({"choices": [{"message": {"tool_calls": [
+      {"function": {"name": "a", "arguments": {"k": 1}}},
+      {"id": "x", "function": {"name": "b", "arguments": ""}}]}}]})");
+  ASSERT_TRUE(obj.ok()) << obj.status().ToString();
+  ASSERT_EQ(obj->tool_calls.size(), 2u);
+  EXPECT_EQ(obj->tool_calls[0].id, "call_0");
+  EXPECT_EQ(obj->tool_calls[0].arguments, Json({{"k", 1}}));
+  EXPECT_EQ(obj->tool_calls[1].arguments, Json::object());
 }
 
 TEST(ParseUrlTest, SplitsSchemeHostPortAndPrefix) {

@@ -57,7 +57,7 @@ Result<std::optional<double>> TimeToHypothesis(const std::string& text) {
     const std::string event = j["event"];
     const double t = j["t"];
     if (event == "ticket" && !ticket) ticket = t;
-    if (event == "submit" && j.value("valid", false)) {
+    if (event == "submit" && j.contains("valid") && j["valid"] == true) {
       if (!ticket) {
         return Status::MalformedReply("transcript line " + std::to_string(n) +
                                       ": a valid submit before any ticket");

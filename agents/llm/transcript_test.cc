@@ -164,6 +164,10 @@ TEST_F(TranscriptTest, TimeToHypothesisFromText) {
 {"t":9,"event":"end","agent":"a","reason":"budget:turns"})");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+  auto odd = tth(R"({"t":0,"event":"ticket"}
+{"t":1,"event":"submit","valid":"yes"})");  // valid must be true, not truthy
+  ASSERT_TRUE(odd.ok());
+  EXPECT_FALSE(odd->has_value());
   EXPECT_FALSE(tth(R"({"t":1,"event":"end"})").ok());                 // no ticket
   EXPECT_FALSE(tth("not json\n").ok());                                 // not an event
   EXPECT_FALSE(tth(R"({"t":"1","event":"ticket"})").ok());             // t not a number
