@@ -33,7 +33,7 @@ bool ReadTranscript(const std::string& text, const std::string& file, HarnessTim
     if (event == "ticket" && !have_ticket) {
       have_ticket = true;
       ticket_t = t;
-    } else if (event == "submit" && j.value("valid", false) && !*submitted) {
+    } else if (event == "submit" && j.value("valid", false)) {
       if (!have_ticket) {
         *problem = file + ":" + std::to_string(n) + ": a submit before any ticket event";
         return false;
@@ -43,8 +43,10 @@ bool ReadTranscript(const std::string& text, const std::string& file, HarnessTim
         *problem = file + ":" + std::to_string(n) + ": a valid submit without answer.root_cause";
         return false;
       }
+      // The time is the first commitment's; the answer is the last one (the harness may turn a
+      // committed answer into an abstention after the model's submit).
+      if (!*submitted) out->seconds = t - ticket_t;
       *submitted = true;
-      out->seconds = t - ticket_t;
       out->root_cause = a["root_cause"];
     }
   }

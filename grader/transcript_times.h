@@ -2,7 +2,8 @@
 // transcripts the agent loop writes (agents/llm/README.md, "Transcript"), one JSON Lines file per
 // scenario named by its task id (or id). The time of a scenario is the `t` of the first valid
 // `submit` event minus the `t` of the `ticket` event: wall time from the ticket to the first
-// committed answer.
+// committed answer. The answer a transcript committed is its last valid submit (configuration E's
+// harness turns a low-confidence answer into an abstention after the model's submit).
 //
 //   HarnessTimes t = ReadTranscripts("results/B-m-r1.transcripts", suite);
 //   Report r = Score(submission, suite, &t);   // r.harness_time_median_s
@@ -22,7 +23,7 @@ namespace slurm_rca::grader {
 
 struct HarnessTime {
   double seconds = 0;
-  std::string root_cause;  // of the first valid submit
+  std::string root_cause;  // of the last valid submit
   std::string file;
 };
 

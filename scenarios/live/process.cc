@@ -73,6 +73,46 @@ void ReapIfChild(pid_t pid) {
 
 }  // namespace
 
+PipedChild SpawnPiped(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const std::string& log_path) {
+  PipedChild out;
+  int in[2], outp[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) {
+    out.error = std::string("pipe: ") + std::strerror(errno);
+    return out;
+  }
+  if (::pipe2(outp, O_CLOEXEC) != 0) {
+    out.error = std::string("pipe: ") + std::strerror(errno);
+    ::close(in[0]);
+    ::close(in[1]);
+    return out;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, outp[1], 1);
+  if (!log_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+  }
+  pid_t pid = 0;
+  int rc = Spawn(argv, env, &actions, POSIX_SPAWN_SETPGROUP, &pid);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(outp[1]);
+  if (rc != 0) {
+    out.error = "cannot start " + argv[0] + ": " + std::strerror(rc);
+    ::close(in[1]);
+    ::close(outp[0]);
+    return out;
+  }
+  out.id = IdentifyProcess(pid);
+  if (!out.id) out.id = ProcessId{pid, 0};
+  out.to_child = in[1];
+  out.from_child = outp[0];
+  return out;
+}
+
 std::string ProcessId::ToString() const {
   return std::to_string(pid) + "@" + std::to_string(start_time);
 }

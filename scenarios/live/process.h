@@ -50,6 +50,19 @@ struct SpawnResult {
 SpawnResult SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                         const std::string& log_path);
 
+// Starts argv[0] (an absolute path) as a child in its own process group with pipes on its stdin
+// and stdout (stderr appended to log_path, or inherited when empty): for stdio servers such as
+// slurm-mcp. The caller owns both descriptors (close to_child to end the child's input) and
+// stops the child with StopProcess.
+struct PipedChild {
+  std::optional<ProcessId> id;
+  int to_child = -1;    // the child's stdin
+  int from_child = -1;  // the child's stdout
+  std::string error;
+};
+PipedChild SpawnPiped(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const std::string& log_path = "");
+
 // SIGCONT then SIGTERM; after grace, SIGKILL. Reaps it if it is our child. Returns true when
 // the process is gone (or was already gone). Never signals a PID whose start time differs.
 bool StopProcess(const ProcessId& id, std::chrono::milliseconds grace);

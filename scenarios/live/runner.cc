@@ -44,6 +44,8 @@ std::string Fixed(double v, int digits = 1) {
   return s.str();
 }
 
+}  // namespace
+
 // The node slurm-mcp is taken to run on: its nvidia-smi and slurmd log are what the gpu and
 // logs topics read. A GPU fault's node, else the first GPU node.
 std::string HostNode(const sc::Scenario& s) {
@@ -71,6 +73,26 @@ mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double 
                     {"slurmd", lab.Path("log/slurmd-" + host + ".log")}};
   return live;
 }
+
+std::vector<std::string> LiveServeArgs(const Lab& lab, const std::string& host, double timeout_s) {
+  mcp::LiveOptions o = LiveOptionsFor(lab, host, timeout_s);
+  std::string dirs;
+  for (const std::string& d : o.executor.trusted_dirs) dirs += (dirs.empty() ? "" : ":") + d;
+  std::vector<std::string> args = {"--slurm-conf", o.executor.slurm_conf.value_or(lab.SlurmConf()),
+                                   "--clusters", lab.options().cluster,
+                                   "--trusted-dirs", dirs,
+                                   "--timeout", std::to_string(timeout_s),
+                                   "--cache-ttl", "0",
+                                   "--max-per-minute", "0",
+                                   "--max-concurrent", "8"};
+  for (const auto& [daemon, path] : o.log_files) {
+    args.push_back("--log-file");
+    args.push_back(daemon + "=" + path);
+  }
+  return args;
+}
+
+namespace {
 
 // A live back-end whose daemon logs start where they stood when it was made, so that what a
 // scenario sees in the logs is what happened during it (the smoke shares one lab).

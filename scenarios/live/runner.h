@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "scenarios/live/faults.h"
+#include "mcp/live_backend.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/scenario.h"
 
@@ -33,6 +34,13 @@ FaultTarget TargetOf(const scenarios::FaultRef& ref);
 
 // Injects every fault (in order) and submits the whole workload, ignoring the schedule's
 // offsets: for an operator trying a scenario by hand. Idempotent per fault.
+// The node slurm-mcp is taken to run on for a scenario (a GPU fault's node, else node1), and the
+// live back-end options that read the lab as that node.
+std::string HostNode(const scenarios::Scenario& s);
+mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double timeout_s);
+// slurm-mcp serve arguments equivalent to LiveOptionsFor.
+std::vector<std::string> LiveServeArgs(const Lab& lab, const std::string& host, double timeout_s);
+
 Status InjectScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
 // Heals the faults in reverse order and cancels the workload's jobs. Idempotent.
 Status HealScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);

@@ -1,0 +1,83 @@
+// `rca-bench run`: a configuration over scenarios, repeated, each answer given through the agent
+// loop (or a reference agent), written as a submission with its transcripts:
+//   OUT/<config>-<model>-r<k>.jsonl              the submission (grader/score.h)
+//   OUT/<config>-<model>-r<k>.transcripts/<task id>.jsonl   one transcript per scenario
+// Agents see only the opaque task id and the ticket; the scenario id, the fault and the ground
+// truth never reach them.
+//
+//   RunOptions o;  o.config = ...; o.tasks = ...; o.sessions = factory;  // see rca-bench
+//   RunSummary s = RunSuite(o);
+//
+// Where evidence comes from is the caller's: a Session is an initialized MCP client to slurm-mcp
+// (a stdio child serving the scenario's bundle, or the live cluster) and an mcp::Backend of the
+// same evidence for raw commands (configuration A). This library never starts a process.
+#ifndef SLURM_RCA_AGENTS_HARNESS_H_
+#define SLURM_RCA_AGENTS_HARNESS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/config.h"
+#include "agents/graph/graph.h"
+#include "agents/llm/backend.h"
+#include "agents/llm/loop.h"
+#include "mcp/client.h"
+#include "mcp/evidence.h"
+
+namespace slurm_rca::agents {
+
+struct Task {
+  std::string id;       // scenario id: for the harness only, never shown to the agent
+  std::string task_id;  // what the submission and the transcript are named by
+  std::string ticket;
+  std::string bundle_dir;  // replay
+  double offset_s = 120;   // replay: the evidence as it was this long after the fault
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual mcp::Client* client() = 0;
+  virtual mcp::Backend* backend() = 0;
+};
+using SessionFactory = std::function<Result<std::unique_ptr<Session>>(const Task&)>;
+
+// One configuration on one task. `model` may be null for reference agents. `mcp_calls` (may be
+// null) receives the number of MCP tool calls and raw reads made.
+RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* session,
+                        const graph::Graph* graph, const Task& task, Transcript* transcript,
+                        int* mcp_calls);
+
+struct RunOptions {
+  AgentConfig config;
+  Backend* model = nullptr;       // null for reference agents
+  std::string model_name = "none";
+  std::vector<Task> tasks;
+  int repeats = 1;
+  std::string out_dir;
+  std::string fingerprint;        // the suite's (grader::SuiteFingerprint)
+  std::string date;               // YYYY-MM-DD
+  const graph::Graph* graph = nullptr;
+  SessionFactory sessions;
+  // Called before each task and once at the end (done == total).
+  std::function<void(int done, int total, const std::string& what)> progress;
+};
+
+struct RunSummary {
+  std::vector<std::string> submissions;  // paths written
+  int runs = 0;                          // task runs made
+  int mcp_calls = 0;
+  double wall_s = 0;
+  std::vector<std::string> errors;       // a task whose session could not start: answered unknown
+};
+
+RunSummary RunSuite(const RunOptions& options);
+
+// "B-gpt-4o" with every character outside [A-Za-z0-9._-] replaced by '_'.
+std::string RunStem(const std::string& config, const std::string& model, int repeat);
+
+}  // namespace slurm_rca::agents
+
+#endif  // SLURM_RCA_AGENTS_HARNESS_H_

@@ -1,0 +1,647 @@
+#include "grader/agent_commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "agents/config.h"
+#include "agents/graph/graph.h"
+#include "agents/harness.h"
+#include "grader/score.h"
+#include "grader/transcript_times.h"
+#include "mcp/live_backend.h"
+#include "mcp/replay_backend.h"
+#include "scenarios/live/lab.h"
+#include "scenarios/live/mcp_child.h"
+#include "scenarios/live/runner.h"
+#include "scenarios/measure.h"
+
+namespace slurm_rca::grader {
+
+namespace fs = std::filesystem;
+namespace sc = scenarios;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr int kUsage = 2;
+
+int Fail(const std::string& what, int code = 1) {
+  std::cerr << "rca-bench: " << what << "\n";
+  return code;
+}
+
+std::string Today() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+std::string Fixed(double v, int digits = 3) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string SlurmMcpPath(const std::string& given) {
+  if (!given.empty()) return given;
+  return live::SiblingProgram("slurm-mcp");
+}
+
+class ReplaySession : public agents::Session {
+ public:
+  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                               const agents::Task& t) {
+    std::string error;
+    auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
+    s->backend_ = mcp::ReplayBackend::Open(t.bundle_dir, &error);
+    if (!s->backend_) return agents::Status::Unavailable("bundle " + t.bundle_dir + ": " + error);
+    s->backend_->SetOffset(t.offset_s);
+    s->child_ = live::McpChild::Start(
+        slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)}, &error);
+    if (!s->child_) return agents::Status::Unavailable("slurm-mcp: " + error);
+    return std::unique_ptr<agents::Session>(std::move(s));
+  }
+  mcp::Client* client() override { return &child_->client(); }
+  mcp::Backend* backend() override { return backend_.get(); }
+
+ private:
+  ReplaySession() = default;
+  std::unique_ptr<mcp::ReplayBackend> backend_;
+  std::unique_ptr<live::McpChild> child_;
+};
+
+// A fresh lab with the scenario injected, observed at its offset; healed and taken down when the
+// session ends.
+class LiveSession : public agents::Session {
+ public:
+  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                               const sc::Scenario& s,
+                                                               const RunCommandOptions& o,
+                                                               double offset_s) {
+    auto session = std::unique_ptr<LiveSession>(new LiveSession(s));
+    live::LabOptions lo;
+    lo.dir = o.lab_dir;
+    lo.port_base = o.port_base;
+    session->lab_ = std::make_unique<live::Lab>(lo);
+    std::ostringstream progress;
+    if (auto st = session->lab_->Up(progress); !st.ok()) {
+      return agents::Status::Unavailable("lab up: " + st.message());
+    }
+    session->up_ = true;
+    if (auto st = live::InjectScenario(*session->lab_, s, progress); !st.ok()) {
+      return agents::Status::Unavailable("inject " + s.id + ": " + st.message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(offset_s * 1000)));
+    std::string host = live::HostNode(s);
+    session->backend_ = std::make_unique<mcp::LiveBackend>(live::LiveOptionsFor(*session->lab_, host, 20));
+    std::string error;
+    session->child_ = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20),
+                                            &error);
+    if (!session->child_) return agents::Status::Unavailable("slurm-mcp: " + error);
+    return std::unique_ptr<agents::Session>(std::move(session));
+  }
+  ~LiveSession() override {
+    child_.reset();
+    if (up_) {
+      std::ostringstream progress;
+      live::HealScenario(*lab_, scenario_, progress);
+      lab_->Down(progress);
+    }
+  }
+  mcp::Client* client() override { return &child_->client(); }
+  mcp::Backend* backend() override { return backend_.get(); }
+
+ private:
+  explicit LiveSession(const sc::Scenario& s) : scenario_(s) {}
+  sc::Scenario scenario_;
+  std::unique_ptr<live::Lab> lab_;
+  bool up_ = false;
+  std::unique_ptr<mcp::LiveBackend> backend_;
+  std::unique_ptr<live::McpChild> child_;
+};
+
+// One line that redraws itself on a terminal; elsewhere a line every tenth of the work.
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total), tty_(::isatty(2)), t0_(std::chrono::steady_clock::now()) {}
+  void Update(int done, const std::string& what) {
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    std::string eta = done > 0 ? Fixed(el / done * (total_ - done), 0) + " s" : "?";
+    if (tty_) {
+      int width = 30, filled = total_ ? done * width / total_ : width;
+      std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+                << done << "/" << total_ << " ETA " << eta << "  " << what << "\033[K" << std::flush;
+      if (done == total_) std::cerr << "\n";
+    } else if (done == total_ || total_ < 10 || done % std::max(1, total_ / 10) == 0) {
+      if (done != last_) std::cerr << "rca-bench: " << done << "/" << total_ << " (" << Fixed(el, 1)
+                                   << " s, ETA " << eta << ") " << what << "\n";
+      last_ = done;
+    }
+  }
+
+ private:
+  int total_;
+  bool tty_;
+  int last_ = -1;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+std::vector<const sc::Scenario*> Chosen(const std::vector<sc::Scenario>& suite,
+                                        const std::string& spec, std::string* error) {
+  std::vector<const sc::Scenario*> out;
+  if (spec == "all") {
+    for (const sc::Scenario& s : suite) {
+      if (s.status == "runnable") out.push_back(&s);
+    }
+    return out;
+  }
+  std::stringstream in(spec);
+  std::string id;
+  while (std::getline(in, id, ',')) {
+    const sc::Scenario* found = nullptr;
+    for (const sc::Scenario& s : suite) {
+      if (s.id == id || s.TaskId() == id || s.id.rfind(id + "-", 0) == 0) found = &s;
+    }
+    if (!found) {
+      *error = "no scenario '" + id + "' (rca-bench list)";
+      return {};
+    }
+    if (found->status != "runnable") {
+      *error = found->id + " is blocked: it has no evidence to run on";
+      return {};
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+std::vector<std::string> ModelFlags(const ModelOptions& m) {
+  std::vector<std::string> f;
+  const auto& b = m.backend;
+  if (b.kind.empty()) return f;
+  f = {"--backend", b.kind};
+  if (!b.model.empty()) f.insert(f.end(), {"--model", b.model});
+  if (!b.base_url.empty()) f.insert(f.end(), {"--base-url", b.base_url});
+  if (!b.api_key_env.empty()) f.insert(f.end(), {"--api-key-env", b.api_key_env});
+  if (!b.script.empty()) f.insert(f.end(), {"--script", fs::absolute(b.script).string()});
+  if (!b.ca_file.empty()) f.insert(f.end(), {"--ca-file", fs::absolute(b.ca_file).string()});
+  return f;
+}
+
+std::string ModelName(const ModelOptions& m, const agents::AgentConfig& c) {
+  if (c.kind == "reference") return "none";
+  if (m.backend.kind == "scripted") return "scripted";
+  return m.backend.model.empty() ? m.backend.kind : m.backend.model;
+}
+
+}  // namespace
+
+int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suite) {
+  std::string error;
+  auto chosen = Chosen(suite, o.scenarios, &error);
+  if (chosen.empty()) return Fail(error.empty() ? "no scenario to run" : error, kUsage);
+  std::vector<std::string> ids;
+  for (const sc::Scenario& s : suite) ids.push_back(s.id);
+  std::vector<agents::AgentConfig> configs;
+  for (const std::string& name : o.configs) {
+    auto c = agents::LoadConfig(agents::ConfigPath(name), ids);
+    if (!c.config) {
+      for (const std::string& e : c.errors) std::cerr << e << "\n";
+      return Fail("configuration " + name + " is not usable", kUsage);
+    }
+    if (c.config->kind == "agent" && o.model.backend.kind.empty()) {
+      return Fail("configuration " + name + " needs a model: --backend openai|anthropic|scripted "
+                  "(and --model, --base-url, --api-key-env; see rca-bench run --help)", kUsage);
+    }
+    configs.push_back(*c.config);
+  }
+  if (!o.slurm_script.empty()) {
+    std::ofstream out(o.slurm_script, std::ios::binary | std::ios::trunc);
+    std::string self = live::SiblingProgram("rca-bench");
+    int n = 0;
+    std::ostringstream tasks;
+    for (const auto& c : configs) {
+      for (const sc::Scenario* s : chosen) {
+        for (int k = o.first_repeat; k < o.first_repeat + o.repeats; ++k) {
+          tasks << "  " << ShellQuote(c.file) << " " << s->id << " " << k << "\n";
+          ++n;
+        }
+      }
+    }
+    std::string flags;
+    for (const std::string& f : ModelFlags(o.model)) flags += " " + ShellQuote(f);
+    std::string outdir = fs::absolute(o.out).string();
+    out << "#!/bin/bash\n"
+        << "# rca-bench run as a Slurm job array: one task per configuration x scenario x repeat.\n"
+        << "# Submit with sbatch; when every task is done: rca-bench collect " << outdir
+        << "/parts --out " << outdir << "\n"
+        << "#SBATCH --job-name=rca-bench\n#SBATCH --array=0-" << n - 1 << "\n"
+        << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << outdir
+        << "/slurm-%A_%a.out\nset -euo pipefail\n"
+        << "tasks=(\n" << tasks.str() << ")\n"
+        << "read -r config scenario repeat <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n"
+        << "config=${config//\\'/}\n"
+        << ShellQuote(self.empty() ? "rca-bench" : self) << " run --config \"$config\" --scenarios "
+        << "\"$scenario\" --repeats 1 --first-repeat \"$repeat\" --mode " << o.mode << flags
+        << " --no-score --out " << ShellQuote(outdir)
+        << "/parts/\"$(basename \"$config\" .yaml)-$scenario-r$repeat\"\n";
+    out.close();
+    if (!out) return Fail("cannot write " + o.slurm_script);
+    std::cout << "wrote " << o.slurm_script << ": " << n << " array tasks; sbatch it, then "
+              << "rca-bench collect " << outdir << "/parts --out " << outdir << "\n";
+    return 0;
+  }
+  std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
+  if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
+  if (o.mode == "live" && ::geteuid() != 0) {
+    return Fail("--mode live starts a control plane and injects faults: run as root", kUsage);
+  }
+  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  const graph::Graph* graph = g.graph ? &*g.graph : nullptr;
+  for (const auto& c : configs) {
+    if ((c.graph || c.reference == "graphwalk") && !graph) {
+      for (const auto& e : g.errors) std::cerr << e.ToString() << "\n";
+      return Fail("configuration " + c.name + " needs the dependency graph, which did not load");
+    }
+  }
+  std::unique_ptr<agents::Backend> model;
+  bool any_agent = false;
+  for (const auto& c : configs) any_agent = any_agent || c.kind == "agent";
+  if (any_agent) {
+    auto m = agents::MakeBackend(o.model.backend);
+    if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
+    model = std::move(m.value());
+  }
+  std::string fp = SuiteFingerprint(suite);
+  std::map<std::string, const sc::Scenario*> by_task;
+  std::vector<agents::Task> tasks;
+  for (const sc::Scenario* s : chosen) {
+    agents::Task t;
+    t.id = s->id;
+    t.task_id = s->TaskId();
+    t.ticket = s->symptom;
+    t.bundle_dir = sc::BundleDir(s->id);
+    t.offset_s = o.offset_s >= 0 ? o.offset_s : s->observe_s;
+    by_task[t.task_id] = s;
+    tasks.push_back(t);
+  }
+  int total = static_cast<int>(configs.size() * tasks.size()) * o.repeats, base = 0;
+  Progress progress(total);
+  int all_calls = 0;
+  double all_wall = 0;
+  std::vector<std::string> submissions;
+  for (const auto& c : configs) {
+    agents::RunOptions ro;
+    ro.config = c;
+    ro.model = model.get();
+    ro.model_name = ModelName(o.model, c);
+    ro.tasks = tasks;
+    ro.repeats = o.repeats;
+    ro.out_dir = o.out;
+    ro.fingerprint = fp;
+    ro.date = Today();
+    ro.graph = graph;
+    if (o.mode == "live") {
+      ro.sessions = [&](const agents::Task& t) {
+        return LiveSession::Open(slurm_mcp, *by_task[t.task_id], o, t.offset_s);
+      };
+    } else {
+      ro.sessions = [&](const agents::Task& t) { return ReplaySession::Open(slurm_mcp, t); };
+    }
+    ro.progress = [&](int done, int, const std::string& what) { progress.Update(base + done, what); };
+    agents::RunSummary sum = agents::RunSuite(ro);
+    // RunSuite names repeats 1..N; --first-repeat renames them for array tasks.
+    for (std::string& path : sum.submissions) {
+      if (o.first_repeat != 1) {
+        int k = std::stoi(path.substr(path.rfind("-r") + 2));
+        std::string stem = agents::RunStem(c.name, ro.model_name, k - 1 + o.first_repeat);
+        fs::path to = fs::path(o.out) / (stem + ".jsonl");
+        fs::path tdir = fs::path(path).replace_extension(".transcripts");
+        fs::path tto = fs::path(o.out) / (stem + ".transcripts");
+        fs::remove_all(tto);
+        fs::rename(tdir, tto);
+        fs::rename(path, to);
+        path = to.string();
+      }
+    }
+    base += sum.runs;
+    all_calls += sum.mcp_calls;
+    all_wall += sum.wall_s;
+    for (const std::string& e : sum.errors) std::cerr << "rca-bench: no evidence for " << e << "\n";
+    submissions.insert(submissions.end(), sum.submissions.begin(), sum.submissions.end());
+  }
+  std::cout << "ran " << total << " task run(s) in " << Fixed(all_wall, 1) << " s: " << all_calls
+            << " MCP calls (" << (all_wall > 0 ? Fixed(all_calls / all_wall, 1) : "-")
+            << " per second)\n";
+  if (!o.score) {
+    for (const std::string& s : submissions) std::cout << "wrote " << s << "\n";
+    return 0;
+  }
+  for (const std::string& path : submissions) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = ParseSubmission(text.str(), path, suite);
+    if (!parsed.submission) {
+      for (const auto& p : parsed.problems) std::cerr << p.ToString() << "\n";
+      return Fail("the harness wrote a submission the grader refuses: " + path);
+    }
+    HarnessTimes times = ReadTranscripts(fs::path(path).replace_extension(".transcripts").string(), suite);
+    Report r = Score(*parsed.submission, suite, &times);
+    std::cout << path << ": depth " << Fixed(r.depth) << " over " << r.scenarios
+              << " scenarios (floor " << Fixed(r.floor_depth) << " " << r.floor_name << ", margin "
+              << (r.depth >= r.floor_depth ? "+" : "") << Fixed(r.depth - r.floor_depth)
+              << "); time to hypothesis "
+              << (r.harness_time_median_s ? Fixed(*r.harness_time_median_s, 2) + " s median" : "unmeasured")
+              << "\n";
+  }
+  return 0;
+}
+
+int DiagnoseCommand(const DiagnoseOptions& o) {
+  if (o.symptom.empty()) return Fail("--symptom is required", kUsage);
+  auto c = agents::LoadConfig(agents::ConfigPath(o.config));
+  if (!c.config) {
+    for (const std::string& e : c.errors) std::cerr << e << "\n";
+    return Fail("configuration " + o.config + " is not usable", kUsage);
+  }
+  if (c.config->kind == "agent" && o.model.backend.kind.empty()) {
+    return Fail("configuration " + o.config + " needs a model: --backend ...", kUsage);
+  }
+  std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
+  if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
+  std::unique_ptr<agents::Backend> model;
+  if (c.config->kind == "agent") {
+    auto m = agents::MakeBackend(o.model.backend);
+    if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
+    model = std::move(m.value());
+  }
+  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  std::string error;
+  std::vector<std::string> args;
+  mcp::LiveOptions lo;
+  if (!o.slurm_conf.empty()) {
+    args.insert(args.end(), {"--slurm-conf", o.slurm_conf});
+    lo.executor.slurm_conf = o.slurm_conf;
+  }
+  if (!o.clusters.empty()) {
+    args.insert(args.end(), {"--clusters", o.clusters});
+    std::stringstream in(o.clusters);
+    for (std::string c; std::getline(in, c, ',');) lo.clusters.push_back(c);
+  }
+  for (const std::string& f : o.log_files) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos) return Fail("--log-file takes DAEMON=PATH", kUsage);
+    args.insert(args.end(), {"--log-file", f});
+    lo.log_files[f.substr(0, eq)] = f.substr(eq + 1);
+  }
+  std::unique_ptr<mcp::Backend> raw;
+  if (!o.replay.empty()) {
+    args = {"--replay", o.replay, "--offset", std::to_string(o.offset_s)};
+    auto rb = mcp::ReplayBackend::Open(o.replay, &error);
+    if (!rb) return Fail("bundle " + o.replay + ": " + error, kUsage);
+    rb->SetOffset(o.offset_s);
+    raw = std::move(rb);
+  } else {
+    raw = std::make_unique<mcp::LiveBackend>(lo);
+  }
+  auto child = live::McpChild::Start(slurm_mcp, args, &error);
+  if (!child) return Fail("slurm-mcp: " + error);
+  struct Direct : agents::Session {
+    live::McpChild* child;
+    mcp::Backend* backend_;
+    mcp::Client* client() override { return &child->client(); }
+    mcp::Backend* backend() override { return backend_; }
+  } session;
+  session.child = child.get();
+  session.backend_ = raw.get();
+  std::unique_ptr<agents::Transcript> transcript;
+  if (!o.transcript.empty()) {
+    auto t = agents::Transcript::Open(o.transcript);
+    if (!t.ok()) return Fail(t.status().ToString());
+    transcript = std::move(t.value());
+  }
+  agents::Task task;
+  task.task_id = "diagnose";
+  task.ticket = o.symptom;
+  int calls = 0;
+  agents::RunResult r = agents::RunConfigured(*c.config, model.get(), &session,
+                                              g.graph ? &*g.graph : nullptr, task,
+                                              transcript.get(), &calls);
+  Json answer = agents::DiagnosisToJson(r.diagnosis);
+  if (o.json) {
+    Json j = {{"configuration", c.config->name},
+              {"configuration_hash", c.config->hash},
+              {"answered", r.finished},
+              {"end_reason", r.end_reason},
+              {"answer", answer},
+              {"mcp_calls", calls},
+              {"wall_s", r.wall_s}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "root cause   " << r.diagnosis.root_cause << " (confidence "
+              << Fixed(r.diagnosis.confidence, 2) << ")\n";
+    if (!r.finished) std::cout << "no answer    " << r.end_reason << "\n";
+    std::cout << "rationale    " << r.diagnosis.rationale << "\n";
+    std::string ro, ac;
+    for (const auto& x : r.diagnosis.ruled_out) ro += (ro.empty() ? "" : ", ") + x;
+    for (const auto& x : r.diagnosis.actions_proposed) ac += (ac.empty() ? "" : ", ") + x;
+    std::cout << "ruled out    " << (ro.empty() ? "-" : ro) << "\n"
+              << "actions      " << (ac.empty() ? "-" : ac) << " (proposed only: nothing was changed)\n"
+              << "evidence     " << calls << " read-only MCP calls, " << Fixed(r.wall_s, 1) << " s\n";
+  }
+  return r.finished ? 0 : 1;
+}
+
+int CollectCommand(const std::string& parts_dir, const std::string& out,
+                   const std::vector<sc::Scenario>& suite) {
+  std::error_code ec;
+  if (!fs::is_directory(parts_dir, ec)) return Fail("no directory " + parts_dir, kUsage);
+  std::map<std::string, std::vector<fs::path>> by_stem;
+  for (const auto& part : fs::directory_iterator(parts_dir)) {
+    if (!part.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(part.path())) {
+      if (f.path().extension() == ".jsonl") by_stem[f.path().stem().string()].push_back(f.path());
+    }
+  }
+  if (by_stem.empty()) return Fail("no submission under " + parts_dir + "/*/", 1);
+  fs::create_directories(out);
+  int problems = 0;
+  for (auto& [stem, files] : by_stem) {
+    std::sort(files.begin(), files.end());
+    std::string header;
+    std::set<std::string> seen;
+    std::vector<std::string> answers;
+    fs::path tdir = fs::path(out) / (stem + ".transcripts");
+    fs::create_directories(tdir);
+    for (const fs::path& f : files) {
+      std::ifstream in(f);
+      std::string line;
+      bool first = true;
+      while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        if (first) {
+          Json h = Json::parse(line, nullptr, false);
+          if (h.is_object()) h.erase("date");
+          if (header.empty()) {
+            header = line;
+          } else {
+            Json h0 = Json::parse(header, nullptr, false);
+            if (h0.is_object()) h0.erase("date");
+            if (h0 != h) {
+              std::cerr << "rca-bench: " << f << ": its header differs from the others of " << stem
+                        << "; left out\n";
+              ++problems;
+              break;
+            }
+          }
+          first = false;
+          continue;
+        }
+        Json a = Json::parse(line, nullptr, false);
+        std::string id = a.is_object() ? a.value("scenario_id", "") : "";
+        if (!seen.insert(id).second) {
+          std::cerr << "rca-bench: " << f << ": a second answer to " << id << "; left out\n";
+          ++problems;
+          continue;
+        }
+        answers.push_back(line);
+      }
+      fs::path t = f;
+      t.replace_extension(".transcripts");
+      if (fs::is_directory(t)) {
+        for (const auto& tf : fs::directory_iterator(t)) {
+          fs::copy_file(tf.path(), tdir / tf.path().filename(), fs::copy_options::overwrite_existing);
+        }
+      }
+    }
+    std::ofstream o(fs::path(out) / (stem + ".jsonl"), std::ios::binary | std::ios::trunc);
+    o << header << "\n";
+    for (const std::string& a : answers) o << a << "\n";
+    std::cout << "collected " << stem << ".jsonl: " << answers.size() << " answer(s) from "
+              << files.size() << " part(s)\n";
+  }
+  std::cout << "next: rca-bench leaderboard " << out << "\n";
+  return problems ? 1 : 0;
+}
+
+int ConfigsCommand(const std::vector<sc::Scenario>& suite) {
+  std::vector<std::string> ids;
+  for (const sc::Scenario& s : suite) ids.push_back(s.id);
+  int bad = 0;
+  std::cout << "| configuration | kind | tools | graph | specialists | abstention | hash | question |\n"
+            << "|---|---|---|---|---|---|---|---|\n";
+  for (const std::string& name : agents::ConfigNames(agents::ConfigDir())) {
+    auto c = agents::LoadConfig(agents::ConfigPath(name), ids);
+    if (!c.config) {
+      for (const std::string& e : c.errors) std::cerr << e << "\n";
+      ++bad;
+      continue;
+    }
+    const auto& x = *c.config;
+    std::string sp;
+    for (const auto& s : x.specialists) sp += (sp.empty() ? "" : ", ") + s;
+    std::cout << "| " << x.name << " | " << x.kind << (x.kind == "reference" ? " (" + x.reference + ")" : "")
+              << " | " << x.tools << " | " << (x.graph ? "yes" : "no") << " | " << (sp.empty() ? "-" : sp)
+              << " | " << (x.abstention ? "below " + Fixed(x.abstention->threshold, 2) : "-") << " | "
+              << x.hash << " | " << x.question << " |\n";
+  }
+  return bad ? 1 : 0;
+}
+
+int GraphCommand(const std::string& what, const std::string& component, const std::string& severity) {
+  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  if (!g.graph) {
+    for (const auto& e : g.errors) std::cerr << e.ToString() << "\n";
+    return Fail("the dependency graph did not load");
+  }
+  if (what == "stats") {
+    std::cout << graph::StatsLine(*g.graph) << "\n";
+    return 0;
+  }
+  if (what == "summary") {
+    std::cout << graph::SummaryForAgents(*g.graph);
+    return 0;
+  }
+  auto sev = graph::ParseSeverity(severity);
+  if (!sev) return Fail("--severity is halts or degrades", kUsage);
+  if (!g.graph->HasNode(component)) {
+    std::cout << graph::RenderCausesReport(*g.graph, component, *sev);
+    return kUsage;
+  }
+  std::cout << graph::RenderCausesReport(*g.graph, component, *sev);
+  return 0;
+}
+
+int FitAbstentionCommand(const std::string& submission, const std::string& config,
+                         const std::vector<sc::Scenario>& suite) {
+  std::vector<std::string> ids;
+  for (const sc::Scenario& s : suite) ids.push_back(s.id);
+  auto c = agents::LoadConfig(agents::ConfigPath(config), ids);
+  if (!c.config) {
+    for (const std::string& e : c.errors) std::cerr << e << "\n";
+    return Fail("configuration " + config + " is not usable", kUsage);
+  }
+  if (!c.config->abstention) return Fail(config + " declares no abstention", kUsage);
+  std::ifstream in(submission, std::ios::binary);
+  if (!in) return Fail("cannot read " + submission, kUsage);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto p = ParseSubmission(text.str(), submission, suite);
+  if (!p.submission) {
+    for (const auto& q : p.problems) std::cout << q.ToString() << "\n";
+    return Fail("the submission has problems; nothing was fitted");
+  }
+  const auto& split = c.config->abstention->development_split;
+  std::vector<std::pair<const sc::Scenario*, const Answer*>> dev;
+  for (const sc::Scenario& s : suite) {
+    if (std::find(split.begin(), split.end(), s.id) == split.end()) continue;
+    const Answer* a = nullptr;
+    for (const Answer& x : p.submission->answers) {
+      if (x.scenario_id == s.id) a = &x;
+    }
+    dev.push_back({&s, a});
+  }
+  std::set<double> candidates = {0.0, 1.0};
+  for (const auto& [s, a] : dev) {
+    if (a) candidates.insert(a->confidence);
+  }
+  double best_t = 0, best = -1;
+  std::cout << "threshold  depth on the development split (" << dev.size() << " scenarios)\n";
+  for (double t : candidates) {
+    double sum = 0;
+    for (const auto& [s, a] : dev) {
+      if (!a) continue;
+      sum += s->CreditFor(a->confidence < t ? std::string("unknown") : a->root_cause);
+    }
+    double depth = dev.empty() ? 0 : sum / dev.size();
+    std::cout << Fixed(t, 3) << "      " << Fixed(depth) << "\n";
+    if (depth > best + 1e-12) {
+      best = depth;
+      best_t = t;
+    }
+  }
+  std::cout << "fitted threshold " << Fixed(best_t, 3) << " (depth " << Fixed(best)
+            << " on the development split; the lowest threshold reaching it). Record it in "
+            << c.config->file << " with how it was fitted, before any test-split result.\n";
+  return 0;
+}
+
+}  // namespace slurm_rca::grader

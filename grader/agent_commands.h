@@ -1,0 +1,67 @@
+// The agent commands of rca-bench: run, diagnose, collect, configs, graph, fit-abstention. Each
+// takes its parsed options and the loaded suite and returns the exit code (0 ok, 1 failure,
+// 2 usage).
+#ifndef SLURM_RCA_GRADER_AGENT_COMMANDS_H_
+#define SLURM_RCA_GRADER_AGENT_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "agents/llm/backend.h"
+#include "scenarios/scenario.h"
+
+namespace slurm_rca::grader {
+
+struct ModelOptions {
+  agents::BackendConfig backend;  // kind empty: no model (reference configurations only)
+};
+
+struct RunCommandOptions {
+  std::vector<std::string> configs;  // names under agents/configs, or files
+  ModelOptions model;
+  std::string scenarios = "all";     // all, or comma-separated ids / task ids
+  std::string mode = "replay";       // replay | live
+  int repeats = 1;
+  int first_repeat = 1;              // --slurm array tasks run one repeat each
+  std::string out = "results";
+  double offset_s = -1;              // replay: <0 means each scenario's observe_s
+  std::string slurm_script;          // write a job-array script here instead of running
+  bool score = true;
+  std::string slurm_mcp;             // path; empty: next to rca-bench
+  int port_base = 31800;             // live
+  std::string lab_dir = "/tmp/rca-bench-run";  // live
+};
+int RunCommand(const RunCommandOptions& o, const std::vector<scenarios::Scenario>& suite);
+
+struct DiagnoseOptions {
+  std::string config = "B";
+  ModelOptions model;
+  std::string symptom;
+  std::string slurm_conf;               // live: SLURM_CONF for the Slurm commands
+  std::vector<std::string> log_files;   // live: DAEMON=PATH
+  std::string clusters;                 // live: names -M may name, comma-separated
+  std::string replay;                   // or a bundle, for trying it out
+  double offset_s = 120;
+  std::string transcript;               // where to write it; empty: none
+  std::string slurm_mcp;
+  bool json = false;
+};
+int DiagnoseCommand(const DiagnoseOptions& o);
+
+// Merges the per-task submissions of a --slurm run (DIR/parts/*) into one submission per
+// configuration, model and repeat in OUT, transcripts included.
+int CollectCommand(const std::string& parts_dir, const std::string& out,
+                   const std::vector<scenarios::Scenario>& suite);
+
+int ConfigsCommand(const std::vector<scenarios::Scenario>& suite);
+int GraphCommand(const std::string& what, const std::string& component,
+                 const std::string& severity);
+
+// The abstention threshold that maximizes depth on the development split of `config` (E) for a
+// submission of the configuration it extends (D): prints the table and the threshold.
+int FitAbstentionCommand(const std::string& submission, const std::string& config,
+                         const std::vector<scenarios::Scenario>& suite);
+
+}  // namespace slurm_rca::grader
+
+#endif  // SLURM_RCA_GRADER_AGENT_COMMANDS_H_

@@ -1,0 +1,46 @@
+// slurm-mcp as a stdio child with the C++ MCP client connected to it: how `rca-bench run` and
+// `rca-bench diagnose` give agents the MCP tools. Part of the privileged harness (it starts a
+// process); agents receive only the initialized client.
+//
+//   auto child = McpChild::Start("/path/slurm-mcp", {"--replay", dir, "--offset", "120"}, &error);
+//   child->client().CallTool("slurm_overview", {});
+//   child.reset();   // closes its stdin, then stops it by PID
+#ifndef SLURM_RCA_SCENARIOS_LIVE_MCP_CHILD_H_
+#define SLURM_RCA_SCENARIOS_LIVE_MCP_CHILD_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mcp/client.h"
+#include "scenarios/live/process.h"
+
+namespace slurm_rca::live {
+
+class McpChild {
+ public:
+  // Starts `binary serve --stdio <serve_args>` (stderr to log_path, or discarded), initializes
+  // the client. nullptr and *error when it cannot start or does not answer initialize.
+  static std::unique_ptr<McpChild> Start(const std::string& binary,
+                                         const std::vector<std::string>& serve_args,
+                                         std::string* error, const std::string& log_path = "");
+  ~McpChild();
+  McpChild(const McpChild&) = delete;
+  McpChild& operator=(const McpChild&) = delete;
+
+  mcp::Client& client() { return *client_; }
+  const ProcessId& pid() const { return pid_; }
+
+ private:
+  McpChild() = default;
+  ProcessId pid_;
+  int to_child_ = -1, from_child_ = -1;
+  std::unique_ptr<mcp::Client> client_;
+};
+
+// The slurm-mcp next to the running program (/proc/self/exe), or "" when there is none.
+std::string SiblingProgram(const std::string& name);
+
+}  // namespace slurm_rca::live
+
+#endif  // SLURM_RCA_SCENARIOS_LIVE_MCP_CHILD_H_
