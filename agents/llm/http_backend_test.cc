@@ -552,6 +552,49 @@ TEST_F(MakeBackendTest, BadConfigurationsAreRefused) {
   }
 }
 
+// OpenAI reasoning models: max_completion_tokens instead of max_tokens, no temperature; learnt
+// from the 400s and kept for later turns.
+TEST(OpenAiQuirksTest, AdaptsToReasoningModelsOnce) {
+  setenv(kKeyEnv, kKey, 1);
+  FakeModelServer server;
+  ASSERT_TRUE(server.ok());
+  server.Enqueue({400, R"({"error": {"message": "Unsupported parameter: 'max_tokens' is not )"
+                       R"(supported with this model. Use 'max_completion_tokens' instead."}})"});
+  server.Enqueue({400, R"({"error": {"message": "Unsupported value: 'temperature' does not )"
+                       R"(support 0 with this model. Only the default (1) value is supported."}})"});
+  server.Enqueue({200, FakeModelServer::OpenAiReply("first", {})});
+  server.Enqueue({200, FakeModelServer::OpenAiReply("second", {})});
+  BackendConfig c{"openai", server.base_url() + "/v1", "o-model", kKeyEnv};
+  c.max_tokens = 321;
+  Result<std::unique_ptr<Backend>> b = MakeBackend(c);
+  ASSERT_TRUE(b.ok());
+  std::vector<Message> conv = {{Message::Role::kUser, "hi"}};
+  Result<Reply> r = (*b)->Complete(conv, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->text, "first");
+  EXPECT_EQ(r->attempts, 3);
+  Result<Reply> again = (*b)->Complete(conv, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->attempts, 1);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_EQ(reqs[0].json["max_tokens"], 321);
+  EXPECT_TRUE(reqs[0].json.contains("temperature"));
+  EXPECT_EQ(reqs[1].json["max_completion_tokens"], 321);
+  EXPECT_FALSE(reqs[1].json.contains("max_tokens"));
+  EXPECT_TRUE(reqs[1].json.contains("temperature"));
+  for (size_t i : {2u, 3u}) {
+    EXPECT_EQ(reqs[i].json["max_completion_tokens"], 321);
+    EXPECT_FALSE(reqs[i].json.contains("temperature"));
+  }
+  // Any other 400 is returned at once.
+  server.Enqueue({400, R"({"error": {"message": "context length exceeded"}})"});
+  Result<Reply> refused = (*b)->Complete(conv, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kHttpError);
+  EXPECT_EQ(server.requests().size(), 5u);
+}
+
 // Fields the loop does not need may have odd types without making the reply malformed (and
 // nothing throws on them).
 TEST(ParseReplyTest, OddTypesInUnusedFieldsAreTolerated) {

@@ -25,8 +25,16 @@
 
 namespace slurm_rca::agents {
 
+// OpenAI's reasoning models refuse max_tokens (they want max_completion_tokens) and a temperature
+// other than the default. The back-end starts with the classic fields, which every compatible
+// server takes, and on a 400 that names max_completion_tokens, or temperature, resends once with
+// the field changed, and keeps the change for later turns.
+struct OpenAiQuirks {
+  bool max_completion_tokens = false;  // send max_completion_tokens instead of max_tokens
+  bool omit_temperature = false;
+};
 nlohmann::json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conversation,
-                             const std::vector<ToolSpec>& tools);
+                             const std::vector<ToolSpec>& tools, OpenAiQuirks quirks = {});
 Result<Reply> ParseOpenAiReply(const std::string& body);
 
 nlohmann::json AnthropicRequest(const BackendConfig& config,

@@ -7,7 +7,7 @@ namespace slurm_rca::agents {
 using Json = nlohmann::json;
 
 Json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conversation,
-                   const std::vector<ToolSpec>& tools) {
+                   const std::vector<ToolSpec>& tools, OpenAiQuirks quirks) {
   Json messages = Json::array();
   for (const Message& m : conversation) {
     switch (m.role) {
@@ -39,10 +39,9 @@ Json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conv
         break;
     }
   }
-  Json body = {{"model", config.model},
-               {"messages", messages},
-               {"max_tokens", config.max_tokens},
-               {"temperature", config.temperature}};
+  Json body = {{"model", config.model}, {"messages", messages}};
+  body[quirks.max_completion_tokens ? "max_completion_tokens" : "max_tokens"] = config.max_tokens;
+  if (!quirks.omit_temperature) body["temperature"] = config.temperature;
   if (!tools.empty()) {
     Json t = Json::array();
     for (const ToolSpec& s : tools) {
@@ -156,14 +155,33 @@ class OpenAiBackend : public Backend {
                          const std::vector<ToolSpec>& tools) override {
     std::multimap<std::string, std::string> headers;
     if (!key_.empty()) headers.emplace("Authorization", "Bearer " + key_);
-    const std::string body =
-        OpenAiRequest(config_, conversation, tools).dump(-1, ' ', false,
-                                                         Json::error_handler_t::replace);
-    Result<HttpReply> http = poster_.Post("/chat/completions", headers, body);
-    if (!http.ok()) return http.status();
-    Result<Reply> reply = ParseOpenAiReply(http->body);
-    if (reply.ok()) reply->attempts = http->attempts;
-    return reply;
+    int attempts = 0;
+    for (;;) {
+      const std::string body = OpenAiRequest(config_, conversation, tools, quirks_)
+                                   .dump(-1, ' ', false, Json::error_handler_t::replace);
+      Result<HttpReply> http = poster_.Post("/chat/completions", headers, body);
+      if (!http.ok()) {
+        const std::string& m = http.status().message();
+        const bool bad_request = http.status().code() == Status::Code::kHttpError &&
+                                 m.rfind("HTTP 400 ", 0) == 0;
+        if (bad_request && !quirks_.max_completion_tokens &&
+            m.find("max_completion_tokens") != std::string::npos) {
+          quirks_.max_completion_tokens = true;
+          ++attempts;  // a 400 is not retried: one request
+          continue;
+        }
+        if (bad_request && !quirks_.omit_temperature &&
+            m.find("temperature") != std::string::npos) {
+          quirks_.omit_temperature = true;
+          ++attempts;
+          continue;
+        }
+        return http.status();
+      }
+      Result<Reply> reply = ParseOpenAiReply(http->body);
+      if (reply.ok()) reply->attempts = attempts + http->attempts;
+      return reply;
+    }
   }
 
  private:
@@ -171,6 +189,7 @@ class OpenAiBackend : public Backend {
   Endpoint endpoint_;
   std::string key_;
   JsonPoster poster_;
+  OpenAiQuirks quirks_;
 };
 
 }  // namespace
