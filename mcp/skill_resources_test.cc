@@ -60,12 +60,11 @@ TEST_F(ResourcesTest, CapabilityDeclaredOnlyWithResources) {
             (Json{{"subscribe", false}, {"listChanged", false}}));
   Server bare{ServerOptions{}};
   Session s;
-  std::optional<Json> b = bare.Handle(
-      Request(1, "initialize",
-              {{"protocolVersion", "2025-11-25"},
-               {"capabilities", Json::object()},
-               {"clientInfo", {{"name", "t"}, {"version", "1"}}}}),
-      s, [](const Json&) {});
+  std::optional<Json> b = bare.Handle(Request(1, "initialize",
+                                              {{"protocolVersion", "2025-11-25"},
+                                               {"capabilities", Json::object()},
+                                               {"clientInfo", {{"name", "t"}, {"version", "1"}}}}),
+                                      s, [](const Json&) {});
   ASSERT_TRUE(b);
   EXPECT_FALSE((*b)["result"]["capabilities"].contains("resources"));
   b = bare.Handle(Request(2, "resources/read", {{"uri", "skill://a/SKILL.md"}}), s,
@@ -96,10 +95,9 @@ TEST_F(ResourcesTest, ReadsTextAndRefusesUnknownUris) {
   Initialize();
   Json r = Send(Request(5, "resources/read", {{"uri", "skill://a/SKILL.md"}}));
   ASSERT_TRUE(r.contains("result")) << r.dump();
-  EXPECT_EQ(r["result"]["contents"],
-            Json::array({{{"uri", "skill://a/SKILL.md"},
-                          {"mimeType", "text/markdown"},
-                          {"text", "---\nname: a\n---\n# A\n"}}}));
+  EXPECT_EQ(r["result"]["contents"], Json::array({{{"uri", "skill://a/SKILL.md"},
+                                                   {"mimeType", "text/markdown"},
+                                                   {"text", "---\nname: a\n---\n# A\n"}}}));
   r = Send(Request(6, "resources/read", {{"uri", "skill://nope/SKILL.md"}}));
   EXPECT_EQ(r["error"]["code"], kResourceNotFound);
   EXPECT_EQ(r["error"]["data"]["uri"], "skill://nope/SKILL.md");

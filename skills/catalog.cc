@@ -105,8 +105,9 @@ SkillLoad LoadSkill(const std::string& dir) {
       if (!ReadFile(f.path, &f.text)) continue;  // links to it are checked by the linter
       s.references.push_back(std::move(f));
     }
-    std::sort(s.references.begin(), s.references.end(),
-              [](const SkillFile& a, const SkillFile& b) { return a.relative_path < b.relative_path; });
+    std::sort(s.references.begin(), s.references.end(), [](const SkillFile& a, const SkillFile& b) {
+      return a.relative_path < b.relative_path;
+    });
   }
   return load;
 }
@@ -125,7 +126,8 @@ Catalog LoadCatalog(const std::string& root) {
     if (it->is_directory() && IsSkillDir(it->path().string())) dirs.push_back(it->path());
   }
   if (ec) {
-    catalog.problems.push_back({"no-skills", root, 0, "cannot read the directory: " + ec.message()});
+    catalog.problems.push_back(
+        {"no-skills", root, 0, "cannot read the directory: " + ec.message()});
     return catalog;
   }
   std::sort(dirs.begin(), dirs.end());

@@ -40,17 +40,17 @@ struct SkillFile {
 };
 
 struct Skill {
-  std::string dir;        // the skill's directory, as given or found
-  std::string dir_name;   // its last path component
-  std::string path;       // dir + "/SKILL.md"
-  std::string text;       // the whole SKILL.md
-  std::string frontmatter;      // the YAML between the markers
-  int frontmatter_line = 2;     // line of the first YAML line in SKILL.md
-  YAML::Node meta;              // the parsed frontmatter: always a mapping
-  std::string body;             // everything after the closing marker
-  int body_line = 0;            // line of the body's first line in SKILL.md
-  std::string name;             // frontmatter `name` when it is a string scalar, else ""
-  std::string description;      // frontmatter `description` when a string scalar, else ""
+  std::string dir;                    // the skill's directory, as given or found
+  std::string dir_name;               // its last path component
+  std::string path;                   // dir + "/SKILL.md"
+  std::string text;                   // the whole SKILL.md
+  std::string frontmatter;            // the YAML between the markers
+  int frontmatter_line = 2;           // line of the first YAML line in SKILL.md
+  YAML::Node meta;                    // the parsed frontmatter: always a mapping
+  std::string body;                   // everything after the closing marker
+  int body_line = 0;                  // line of the body's first line in SKILL.md
+  std::string name;                   // frontmatter `name` when it is a string scalar, else ""
+  std::string description;            // frontmatter `description` when a string scalar, else ""
   std::vector<SkillFile> references;  // references/*.md, sorted by path
 };
 

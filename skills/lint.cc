@@ -71,10 +71,20 @@ const std::vector<Rule> kRules = {
 const std::set<std::string> kSpecKeys = {"name",          "description", "license",
                                          "compatibility", "metadata",    "allowed-tools"};
 // Keys Claude Code reads beyond the specification (reference: eval-skills-guard-anchors §2.4).
-const std::set<std::string> kClaudeCodeKeys = {
-    "disable-model-invocation", "user-invocable", "argument-hint", "model",  "context",
-    "agent",                    "hooks",          "when_to_use",   "arguments", "paths",
-    "effort",                   "shell",          "disallowed-tools", "version"};
+const std::set<std::string> kClaudeCodeKeys = {"disable-model-invocation",
+                                               "user-invocable",
+                                               "argument-hint",
+                                               "model",
+                                               "context",
+                                               "agent",
+                                               "hooks",
+                                               "when_to_use",
+                                               "arguments",
+                                               "paths",
+                                               "effort",
+                                               "shell",
+                                               "disallowed-tools",
+                                               "version"};
 
 const char* const kSections[] = {"## Steps", "## What not to conclude", "## Escalate when"};
 
@@ -104,7 +114,8 @@ class Sink {
 };
 
 int LineOf(const std::string& text, size_t offset) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
+  return 1 + static_cast<int>(
+                 std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
 }
 
 // Line of a frontmatter key's value, from its YAML mark.
@@ -194,12 +205,11 @@ std::string Masked(const std::string& text) {
 }
 
 const std::set<std::string> kCardinals = {
-    "two",      "three",     "four",      "five",      "six",       "seven",    "eight",
-    "nine",     "ten",       "eleven",    "twelve",    "thirteen",  "fourteen", "fifteen",
-    "sixteen",  "seventeen", "eighteen",  "nineteen",  "twenty",    "thirty",   "forty",
-    "fifty",    "sixty",     "seventy",   "eighty",    "ninety",    "hundred",  "hundreds",
-    "thousand", "thousands", "million",   "millions",  "billion",   "billions", "dozen",
-    "dozens"};
+    "two",      "three",    "four",    "five",     "six",      "seven",     "eight",   "nine",
+    "ten",      "eleven",   "twelve",  "thirteen", "fourteen", "fifteen",   "sixteen", "seventeen",
+    "eighteen", "nineteen", "twenty",  "thirty",   "forty",    "fifty",     "sixty",   "seventy",
+    "eighty",   "ninety",   "hundred", "hundreds", "thousand", "thousands", "million", "millions",
+    "billion",  "billions", "dozen",   "dozens"};
 
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -238,8 +248,8 @@ void LintFrontmatter(const Skill& s, const LintOptions& o, Sink& out) {
     const std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
     const int line = KeyLine(s, it->first);
     if (++seen[key] == 2) out.Add("duplicate-key", s.path, line, "key '" + key + "' appears twice");
-    const bool known = kSpecKeys.count(key) ||
-                       (o.profile == Profile::kClaudeCode && kClaudeCodeKeys.count(key));
+    const bool known =
+        kSpecKeys.count(key) || (o.profile == Profile::kClaudeCode && kClaudeCodeKeys.count(key));
     if (!known) {
       out.Add("unknown-key", s.path, line,
               "key '" + key + "' is not allowed in the " +
@@ -329,13 +339,16 @@ void LintFrontmatter(const Skill& s, const LintOptions& o, Sink& out) {
       std::istringstream in(t.Scalar());
       for (std::string tool; in >> tool;) {
         if (tool.rfind(prefix, 0) != 0 || !o.surface.tools.count(tool.substr(prefix.size()))) {
-          out.Add("allowed-tools-unknown", s.path, line,
-                  "'" + tool + "' is not a " + o.surface.server + " tool (" + prefix +
-                      "<tool>, tools: " + [&] {
-                        std::string all;
-                        for (const auto& x : o.surface.tools) all += (all.empty() ? "" : ", ") + x;
-                        return all;
-                      }() + ")");
+          out.Add(
+              "allowed-tools-unknown", s.path, line,
+              "'" + tool + "' is not a " + o.surface.server + " tool (" + prefix +
+                  "<tool>, tools: " +
+                  [&] {
+                    std::string all;
+                    for (const auto& x : o.surface.tools) all += (all.empty() ? "" : ", ") + x;
+                    return all;
+                  }() +
+                  ")");
         }
       }
     }
@@ -344,7 +357,8 @@ void LintFrontmatter(const Skill& s, const LintOptions& o, Sink& out) {
     for (const char* key : {"disable-model-invocation", "user-invocable"}) {
       const YAML::Node b = s.meta[key];
       if (b && !(b.IsScalar() && (b.Scalar() == "true" || b.Scalar() == "false"))) {
-        out.Add("claude-code-value", s.path, KeyLine(s, b), std::string(key) + " must be true or false");
+        out.Add("claude-code-value", s.path, KeyLine(s, b),
+                std::string(key) + " must be true or false");
       }
     }
     const YAML::Node hint = s.meta["argument-hint"];
@@ -364,13 +378,15 @@ void LintSections(const Skill& s, Sink& out) {
   }
   for (const char* section : kSections) {
     if (!lines.count(section)) {
-      out.Add("section-missing", s.path, s.body_line, std::string("the body needs a '") + section + "' section");
+      out.Add("section-missing", s.path, s.body_line,
+              std::string("the body needs a '") + section + "' section");
     }
   }
   const size_t n = std::count(s.body.begin(), s.body.end(), '\n');
   if (n > kMaxBodyLines) {
     out.Add("body-lines", s.path, s.body_line,
-            "the body is " + std::to_string(n) + " lines; keep it under 500 and move detail to references/");
+            "the body is " + std::to_string(n) +
+                " lines; keep it under 500 and move detail to references/");
   }
   if (s.body.size() / kBytesPerToken > kMaxBodyTokens) {
     out.Add("body-tokens", s.path, s.body_line,
@@ -476,8 +492,8 @@ void LintSurface(const std::string& file, const std::string& text, const Surface
         std::string accepted;
         for (const auto& f : t->second) accepted += (accepted.empty() ? "" : ", ") + f;
         out.Add("unknown-filter", file, line,
-                "topic '" + topic + "' has no filter '" + filter + "' (it accepts: " +
-                    (accepted.empty() ? "none" : accepted) + ")");
+                "topic '" + topic + "' has no filter '" + filter +
+                    "' (it accepts: " + (accepted.empty() ? "none" : accepted) + ")");
       }
     }
   }
@@ -500,8 +516,10 @@ bool MeasuredSourceOk(const std::string& source, const std::string& quote, const
   int first = 0, last = 0;
   std::string last_s;
   if (!RE2::FullMatch(source, kSource, &path, &first, &last_s)) {
-    *why = "a measured source is fixtures/<bundle>/<file>:LINE[-LINE] (an evidence bundle of this "
-           "repository), got '" + source + "'";
+    *why =
+        "a measured source is fixtures/<bundle>/<file>:LINE[-LINE] (an evidence bundle of this "
+        "repository), got '" +
+        source + "'";
     return false;
   }
   if (path.find("..") != std::string::npos) {
@@ -620,7 +638,8 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
   std::vector<Doc> docs;
   for (const Skill& s : skills) {
     docs.push_back({&s, "SKILL.md", s.path, &s.text, {}});
-    for (const SkillFile& f : s.references) docs.push_back({&s, f.relative_path, f.path, &f.text, {}});
+    for (const SkillFile& f : s.references)
+      docs.push_back({&s, f.relative_path, f.path, &f.text, {}});
   }
   std::error_code ec;
   YAML::Node ledger;
@@ -648,12 +667,13 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
     }
     if (ledger["root"]) {
       if (!ledger["root"].IsScalar()) {
-        out.Add("claims-invalid", ledger_path, ledger["root"].Mark().line + 1, "root must be a path");
+        out.Add("claims-invalid", ledger_path, ledger["root"].Mark().line + 1,
+                "root must be a path");
       } else {
         root = root / ledger["root"].Scalar();
       }
     }
-    static const std::set<std::string> kKeys = {"skill", "file", "text", "kind",
+    static const std::set<std::string> kKeys = {"skill",  "file",  "text", "kind",
                                                 "source", "quote", "note"};
     for (const YAML::Node& c : ledger["claims"]) {
       const int line = c.Mark().line + 1;
@@ -670,7 +690,8 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
                   "unknown claim key '" + key + "' (skill, file, text, kind, source, quote, note)");
           ok = false;
         } else if (!it->second.IsScalar()) {
-          out.Add("claims-invalid", ledger_path, it->second.Mark().line + 1, key + " must be a string");
+          out.Add("claims-invalid", ledger_path, it->second.Mark().line + 1,
+                  key + " must be a string");
           ok = false;
         } else {
           v[key] = it->second.Scalar();
@@ -678,7 +699,8 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
       }
       for (const char* req : {"skill", "text", "kind"}) {
         if (ok && v[req].empty()) {
-          out.Add("claims-invalid", ledger_path, line, std::string("a claim needs a non-empty ") + req);
+          out.Add("claims-invalid", ledger_path, line,
+                  std::string("a claim needs a non-empty ") + req);
           ok = false;
         }
       }
@@ -701,8 +723,10 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
         if (!known) {
           out.Add("claim-source", ledger_path, line,
                   "a documented source is an upstream document URL (slurm.schedmd.com, "
-                  "docs.nvidia.com, ...), got '" + source + "'");
-        } else if (doc && doc->text->find(source.substr(0, source.find('#'))) == std::string::npos) {
+                  "docs.nvidia.com, ...), got '" +
+                      source + "'");
+        } else if (doc &&
+                   doc->text->find(source.substr(0, source.find('#'))) == std::string::npos) {
           out.Add("claim-source", ledger_path, line,
                   "the document " + doc->relative + " of " + v["skill"] +
                       " must link the source it relies on: " + source.substr(0, source.find('#')));
@@ -716,13 +740,15 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
                 "kind '" + kind + "' is not measured, documented or illustrative");
       }
       if (!doc) {
-        out.Add("claim-target", ledger_path, line, "no document " + file + " in a skill " + v["skill"]);
+        out.Add("claim-target", ledger_path, line,
+                "no document " + file + " in a skill " + v["skill"]);
         continue;
       }
       const Normalised hay = Normalise(*doc->text);
       const Normalised needle = Normalise(v["text"]);
       std::vector<size_t> hits;
-      for (size_t p = 0; (p = hay.text.find(needle.text, p)) != std::string::npos; ++p) hits.push_back(p);
+      for (size_t p = 0; (p = hay.text.find(needle.text, p)) != std::string::npos; ++p)
+        hits.push_back(p);
       if (hits.empty()) {
         out.Add("claim-stale", ledger_path, line,
                 "'" + v["text"] + "' does not occur in " + v["skill"] + "/" + file);
@@ -740,7 +766,8 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
   for (const Doc& d : docs) {
     for (const Figure& f : FindFigures(*d.text)) {
       bool covered = false;
-      for (const auto& [b, e] : d.claimed) covered = covered || (f.offset >= b && f.offset + f.length <= e);
+      for (const auto& [b, e] : d.claimed)
+        covered = covered || (f.offset >= b && f.offset + f.length <= e);
       if (!covered) {
         out.Add("figure-unclaimed", d.path, f.line,
                 "the figure '" + f.text + "' needs an entry in " +
@@ -794,11 +821,13 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
       }
       static const RE2 kSemver(R"([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)");
       if (plugin.contains("version") &&
-          !(plugin["version"].is_string() && RE2::FullMatch(plugin["version"].get<std::string>(), kSemver))) {
+          !(plugin["version"].is_string() &&
+            RE2::FullMatch(plugin["version"].get<std::string>(), kSemver))) {
         bad("version", "version must be a semantic version string (1.2.3)");
       }
       for (const char* key : {"description", "homepage", "repository", "license"}) {
-        if (plugin.contains(key) && !plugin[key].is_string()) bad(key, std::string(key) + " must be a string");
+        if (plugin.contains(key) && !plugin[key].is_string())
+          bad(key, std::string(key) + " must be a string");
       }
       if (plugin.contains("author") &&
           !(plugin["author"].is_object() && plugin["author"].value("name", Json()).is_string())) {
@@ -835,7 +864,8 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
     out.Add("marketplace-manifest", market_path, 1, "marketplace.json must be a JSON object");
     return findings;
   }
-  if (!IsKebab(market.value("name", Json()))) bad("name", "name is required and must be kebab-case");
+  if (!IsKebab(market.value("name", Json())))
+    bad("name", "name is required and must be kebab-case");
   const Json owner = market.value("owner", Json());
   if (!owner.is_object() || !owner.value("name", Json()).is_string()) {
     bad("owner", "owner is required: an object with a string name");
@@ -858,10 +888,12 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
       const std::string src = source;
       const fs::path target = fs::path(plugin_root) / src;
       if (!(src.rfind("./", 0) == 0 || src == ".") || !fs::is_directory(target, ec)) {
-        bad("source", "source '" + src + "' of " + name + " must be a relative folder (./...) that exists");
+        bad("source",
+            "source '" + src + "' of " + name + " must be a relative folder (./...) that exists");
       }
     } else if (!source.is_object()) {
-      bad("source", "plugin entry " + name + " needs a source (a relative path or a source object)");
+      bad("source",
+          "plugin entry " + name + " needs a source (a relative path or a source object)");
     }
     if (p.contains("skills")) {
       bool ok = p["skills"].is_array();
@@ -934,7 +966,8 @@ LintResult LintPath(const std::string& path_in, const LintOptions& options) {
   if (!skills.empty()) add(LintClaims(ledger.string(), skills));
   result.skills = static_cast<int>(skills.size());
   std::sort(result.findings.begin(), result.findings.end(), [](const Finding& a, const Finding& b) {
-    return std::tie(a.file, a.line, a.rule, a.message) < std::tie(b.file, b.line, b.rule, b.message);
+    return std::tie(a.file, a.line, a.rule, a.message) <
+           std::tie(b.file, b.line, b.rule, b.message);
   });
   return result;
 }
@@ -944,12 +977,18 @@ namespace {
 std::string GithubEscape(const std::string& s, bool property) {
   std::string o;
   for (char c : s) {
-    if (c == '%') o += "%25";
-    else if (c == '\r') o += "%0D";
-    else if (c == '\n') o += "%0A";
-    else if (property && c == ':') o += "%3A";
-    else if (property && c == ',') o += "%2C";
-    else o += c;
+    if (c == '%')
+      o += "%25";
+    else if (c == '\r')
+      o += "%0D";
+    else if (c == '\n')
+      o += "%0A";
+    else if (property && c == ':')
+      o += "%3A";
+    else if (property && c == ',')
+      o += "%2C";
+    else
+      o += c;
   }
   return o;
 }
@@ -964,11 +1003,17 @@ std::string FormatFindings(const LintResult& result, OutputFormat format) {
     case OutputFormat::kJson: {
       Json findings = Json::array();
       for (const Finding& f : result.findings) {
-        findings.push_back({{"rule", f.rule}, {"severity", SeverityName(f.severity)},
-                            {"file", f.file}, {"line", f.line}, {"message", f.message}});
+        findings.push_back({{"rule", f.rule},
+                            {"severity", SeverityName(f.severity)},
+                            {"file", f.file},
+                            {"line", f.line},
+                            {"message", f.message}});
       }
-      o << Json{{"findings", findings}, {"errors", result.errors()},
-                {"warnings", result.warnings()}, {"skills", result.skills}}.dump(2)
+      o << Json{{"findings", findings},
+                {"errors", result.errors()},
+                {"warnings", result.warnings()},
+                {"skills", result.skills}}
+               .dump(2)
         << "\n";
       break;
     }
@@ -981,11 +1026,11 @@ std::string FormatFindings(const LintResult& result, OutputFormat format) {
       break;
     case OutputFormat::kText:
       for (const Finding& f : result.findings) {
-        o << f.file << ":" << f.line << ": " << SeverityName(f.severity) << ": [" << f.rule
-          << "] " << f.message << "\n";
+        o << f.file << ":" << f.line << ": " << SeverityName(f.severity) << ": [" << f.rule << "] "
+          << f.message << "\n";
       }
-      o << result.skills << " skill(s), " << result.errors() << " error(s), "
-        << result.warnings() << " warning(s)\n";
+      o << result.skills << " skill(s), " << result.errors() << " error(s), " << result.warnings()
+        << " warning(s)\n";
       break;
   }
   return o.str();

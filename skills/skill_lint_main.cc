@@ -1,7 +1,6 @@
 // skill-lint: lints operator runbooks (Agent Skills), their claims ledger and the Claude Code
 // plugin manifests. All logic is in skills/lint.h.
 #include <CLI/CLI.hpp>
-
 #include <filesystem>
 #include <iostream>
 
@@ -30,8 +29,9 @@ int main(int argc, char** argv) {
   bool strict = false;
   bool list_rules = false;
   std::vector<std::string> paths;
-  app.add_option("--profile", profile, "spec: the six specification keys; claude-code: also the "
-                                       "keys Claude Code reads")
+  app.add_option("--profile", profile,
+                 "spec: the six specification keys; claude-code: also the "
+                 "keys Claude Code reads")
       ->check(CLI::IsMember({"spec", "claude-code"}))
       ->capture_default_str();
   app.add_option("--format", format, "text, json, or github (workflow annotations)")
