@@ -98,7 +98,8 @@ SkillLoad LoadSkill(const std::string& dir) {
   fs::path refs = fs::path(dir) / "references";
   if (fs::is_directory(refs, ec)) {
     for (fs::recursive_directory_iterator it(refs, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file() || it->path().extension() != ".md") continue;
+      std::error_code entry_ec;
+      if (!it->is_regular_file(entry_ec) || it->path().extension() != ".md") continue;
       SkillFile f;
       f.path = it->path().string();
       f.relative_path = it->path().lexically_relative(dir).generic_string();
@@ -123,7 +124,8 @@ Catalog LoadCatalog(const std::string& root) {
   std::error_code ec;
   std::vector<fs::path> dirs;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_directory() && IsSkillDir(it->path().string())) dirs.push_back(it->path());
+    std::error_code entry_ec;  // an entry that cannot be inspected is not a skill
+    if (it->is_directory(entry_ec) && IsSkillDir(it->path().string())) dirs.push_back(it->path());
   }
   if (ec) {
     catalog.problems.push_back(

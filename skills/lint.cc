@@ -402,7 +402,8 @@ void LintLinks(const Skill& s, const std::string& file, const std::string& text,
   static const RE2 kLink(R"(\]\(([^)\s]+)(?:\s+"[^"]*")?\))");
   re2::StringPiece input(m);
   re2::StringPiece target;
-  const fs::path skill_dir = fs::weakly_canonical(s.dir);
+  std::error_code dir_ec;
+  const fs::path skill_dir = fs::weakly_canonical(s.dir, dir_ec);
   while (RE2::FindAndConsume(&input, kLink, &target)) {
     std::string t(target);
     const int line = LineOf(text, target.data() - m.data());
