@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -527,7 +528,12 @@ bool MeasuredSourceOk(const std::string& source, const std::string& quote, const
     *why = "the source path must not contain '..'";
     return false;
   }
-  last = last_s.empty() ? first : std::stoi(last_s);
+  last = first;
+  if (!last_s.empty() &&
+      std::from_chars(last_s.data(), last_s.data() + last_s.size(), last).ec != std::errc()) {
+    *why = "the line range of '" + source + "' is not a number";
+    return false;
+  }
   std::string content;
   if (!ReadFile((root / path).string(), &content)) {
     *why = "no file " + path + " under the repository root " + root.string();
