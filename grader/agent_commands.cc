@@ -233,6 +233,11 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     configs.push_back(*c.config);
   }
   if (!o.slurm_script.empty()) {
+    for (const auto& c : configs) {
+      if (c.file.find_first_of(" \t\"'$`\\") != std::string::npos) {
+        return Fail("--slurm needs configuration paths without spaces or quotes: " + c.file, kUsage);
+      }
+    }
     std::ofstream out(o.slurm_script, std::ios::binary | std::ios::trunc);
     std::string self = live::SiblingProgram("rca-bench");
     int n = 0;
@@ -240,7 +245,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     for (const auto& c : configs) {
       for (const sc::Scenario* s : chosen) {
         for (int k = o.first_repeat; k < o.first_repeat + o.repeats; ++k) {
-          tasks << "  " << ShellQuote(c.file) << " " << s->id << " " << k << "\n";
+          tasks << "  \"" << c.file << " " << s->id << " " << k << "\"\n";
           ++n;
         }
       }
@@ -257,7 +262,6 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
         << "/slurm-%A_%a.out\nset -euo pipefail\n"
         << "tasks=(\n" << tasks.str() << ")\n"
         << "read -r config scenario repeat <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n"
-        << "config=${config//\\'/}\n"
         << ShellQuote(self.empty() ? "rca-bench" : self) << " run --config \"$config\" --scenarios "
         << "\"$scenario\" --repeats 1 --first-repeat \"$repeat\" --mode " << o.mode << flags
         << " --no-score --out " << ShellQuote(outdir)

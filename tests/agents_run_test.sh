@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# rca-bench run end to end on the recorded bundles: configurations A-E with the scripted back-end
+# (slurm-mcp a stdio child, the C++ MCP client, the guard, the graph, specialists, abstention),
+# the three reference agents over the whole suite, the Slurm job-array path with collect, and
+# diagnose. Usage: agents_run_test.sh RCA_BENCH SOURCE_DIR
+set -uo pipefail
+rca=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+script="$src/agents/testdata/scripted_all.json"
+
+# --- A-E, scripted, on two scenarios
+out=$("$rca" run --config A --config B --config C --config D --config E --backend scripted \
+  --script "$script" --scenarios S01,S06 --out "$tmp/ae" 2>&1) || fail "run A-E exited $?: $out"
+for c in A B C D E; do
+  sub="$tmp/ae/$c-scripted-r1.jsonl"
+  [[ -s "$sub" ]] || { fail "$c wrote no submission"; continue; }
+  "$rca" score "$sub" > "$tmp/score-$c" || fail "$c's submission does not score"
+  grep -q 'time to hyp.   [0-9.]* s median, measured by the harness from the transcripts of 2' \
+    "$tmp/score-$c" || fail "$c: time to hypothesis not measured from both transcripts: $(cat "$tmp/score-$c")"
+  for t in "$tmp/ae/$c-scripted-r1.transcripts"/*.jsonl; do
+    grep -q '"event":"submit".*"valid":false' "$t" || fail "$c: the out-of-vocabulary answer is not a tool error in $t"
+    grep -q '"event":"submit".*"valid":true' "$t" || fail "$c: no valid submit in $t"
+  done
+done
+grep -q 'REFUSED by the read-only allowlist: DENIED' "$tmp/ae/A-scripted-r1.transcripts/"*.jsonl ||
+  fail "A: the guard did not refuse scontrol update"
+grep -q '"name":"read_log"' "$tmp/ae/A-scripted-r1.transcripts/"*.jsonl || fail "A read no log"
+grep -q '"name":"slurm_overview"' "$tmp/ae/B-scripted-r1.transcripts/"*.jsonl || fail "B: no MCP overview"
+if grep -q '"name":"graph_causes"' "$tmp/ae/B-scripted-r1.transcripts/"*.jsonl; then fail "B was given the graph"; fi
+grep -q '"name":"graph_causes".*"is_error":false' "$tmp/ae/C-scripted-r1.transcripts/"*.jsonl || fail "C: no graph_causes result"
+for c in D E; do
+  for who in logs validator; do
+    grep -q "\"agent\":\"specialist:$who\"" "$tmp/ae/$c-scripted-r1.transcripts/"*.jsonl ||
+      fail "$c: the $who specialist did not run in its own context"
+  done
+  if grep -q '"agent":"'$c'","arguments":{"topic"' "$tmp/ae/$c-scripted-r1.transcripts/"*.jsonl; then
+    fail "$c's supervisor read the cluster itself"
+  fi
+done
+grep -q '"root_cause":"db.mysql"' "$tmp/ae/D-scripted-r1.jsonl" || fail "D did not answer db.mysql"
+if grep -q '"root_cause":"db.mysql"' "$tmp/ae/E-scripted-r1.jsonl"; then
+  fail "E kept an answer below its abstention threshold"
+fi
+grep -q '"by":"harness"' "$tmp/ae/E-scripted-r1.transcripts/"*.jsonl || fail "E's abstention is not in the transcript"
+for c in A B C D E; do
+  hash=$("$rca" configs | awk -F' \\| ' -v c="| $c" '$1 == c {print $7}')
+  grep -q "\"configuration_hash\":\"$hash\"" "$tmp/ae/$c-scripted-r1.jsonl" || fail "$c: header hash is not $hash"
+done
+
+# --- the reference agents over the whole suite
+out=$("$rca" run --config folk --config graphwalk --config ticketonly --out "$tmp/ref" 2>&1) ||
+  fail "reference run exited $?"
+echo "$out" | grep 'depth'
+ticket=$(echo "$out" | sed -n 's/.*ticketonly-none-r1.jsonl: depth \([0-9.]*\).*/\1/p')
+[[ -n "$ticket" ]] || fail "no ticketonly score"
+# If ticketonly scored well, the tickets would leak their answers: keep it near the floor.
+awk -v d="$ticket" 'BEGIN { exit !(d < 0.30) }' || fail "ticketonly scores $ticket: the tickets leak"
+grep -q '"kind":"reference"' "$tmp/ref/graphwalk-none-r1.jsonl" || fail "graphwalk is not marked reference"
+"$rca" leaderboard "$tmp/ref" > "$tmp/lb" 2>/dev/null || fail "leaderboard of the reference runs"
+grep -q '^| graphwalk (reference audit) |' "$tmp/lb" || fail "leaderboard lacks graphwalk"
+
+# --- --slurm: a job-array script, two of its tasks run by hand, collect
+"$rca" run --config graphwalk --scenarios S01,S06 --repeats 2 --slurm "$tmp/array.sh" --out "$tmp/arr" \
+  > /dev/null || fail "--slurm exited $?"
+grep -q '^#SBATCH --array=0-3$' "$tmp/array.sh" || fail "the array does not have 4 tasks"
+bash -n "$tmp/array.sh" || fail "the array script is not valid bash"
+for i in 0 3; do
+  SLURM_ARRAY_TASK_ID=$i bash "$tmp/array.sh" > /dev/null 2>&1 || fail "array task $i failed"
+done
+"$rca" collect "$tmp/arr/parts" --out "$tmp/arr" > "$tmp/collect" || fail "collect exited $?"
+[[ $(grep -c scenario_id "$tmp/arr/graphwalk-none-r1.jsonl") -eq 1 ]] || fail "r1 should hold task 0's answer"
+[[ $(grep -c scenario_id "$tmp/arr/graphwalk-none-r2.jsonl") -eq 1 ]] || fail "r2 should hold task 3's answer"
+ls "$tmp/arr/graphwalk-none-r2.transcripts/"*.jsonl > /dev/null || fail "collect lost the transcripts"
+
+# --- usage errors and diagnose
+"$rca" run --config B --scenarios S01 --out "$tmp/x" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q 'needs a model' "$tmp/err" || fail "B without a model: rc $rc $(cat "$tmp/err")"
+"$rca" run --config nosuch --out "$tmp/x" > /dev/null 2>&1; rc=$?
+[[ $rc -eq 2 ]] || fail "an unknown configuration: rc $rc"
+"$rca" run --config graphwalk --scenarios S99 --out "$tmp/x" > /dev/null 2>&1; rc=$?
+[[ $rc -eq 2 ]] || fail "an unknown scenario: rc $rc"
+"$rca" diagnose --config graphwalk --replay "$src/fixtures/S06-state-save-unwritable" --offset 60 \
+  --symptom "sbatch fails for everyone since a few minutes; running jobs are fine" > "$tmp/diag" ||
+  fail "diagnose exited $?"
+grep -q '^root cause ' "$tmp/diag" && grep -q 'proposed only: nothing was changed' "$tmp/diag" ||
+  fail "diagnose output: $(cat "$tmp/diag")"
+
+if ((fails > 0)); then
+  echo "$fails failure(s)" >&2
+  exit 1
+fi
+echo "ok: A-E scripted end to end, reference agents, job array and collect, diagnose"
