@@ -1,0 +1,99 @@
+// config_test: every shipped configuration loads, A-E differ in what the ablation says they add,
+// and each broken configuration (agents/testdata/broken_configs, its expected error on the first
+// line) is refused with that error. Also the ticket rules of the reference agents.
+#include "agents/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+#include "agents/reference.h"
+#include "scenarios/validate.h"
+
+namespace slurm_rca::agents {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSource = SLURM_RCA_SOURCE_DIR;
+
+std::vector<std::string> SuiteIds() {
+  auto suite = scenarios::LoadSuite(scenarios::ScenarioPaths(kSource + "/scenarios"));
+  std::vector<std::string> ids;
+  for (const auto& s : suite.scenarios) ids.push_back(s.id);
+  return ids;
+}
+
+TEST(Configs, ShippedOnesLoadAndAddWhatTheAblationSays) {
+  auto ids = SuiteIds();
+  std::map<std::string, AgentConfig> c;
+  for (const std::string& name : ConfigNames(kSource + "/agents/configs")) {
+    auto r = LoadConfig(kSource + "/agents/configs/" + name + ".yaml", ids);
+    ASSERT_TRUE(r.config) << name << ": " << (r.errors.empty() ? "" : r.errors.front());
+    c[name] = *r.config;
+  }
+  ASSERT_EQ(c.size(), 8u);
+  EXPECT_EQ(c["A"].tools, "raw");
+  EXPECT_EQ(c["B"].tools, "mcp");
+  EXPECT_FALSE(c["B"].graph);
+  EXPECT_TRUE(c["C"].graph);
+  EXPECT_TRUE(c["C"].specialists.empty());
+  EXPECT_EQ(c["D"].specialists.size(), 4u);
+  EXPECT_FALSE(c["D"].abstention);
+  ASSERT_TRUE(c["E"].abstention);
+  EXPECT_EQ(c["E"].specialists, c["D"].specialists);
+  for (const char* r : {"folk", "graphwalk", "ticketonly"}) EXPECT_EQ(c[r].kind, "reference") << r;
+  std::set<std::string> hashes;
+  for (const auto& [n, x] : c) hashes.insert(x.hash);
+  EXPECT_EQ(hashes.size(), c.size());  // every file hashes differently
+}
+
+TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
+  auto ids = SuiteIds();
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kSource + "/agents/testdata/broken_configs")) {
+    std::ifstream in(e.path());
+    std::string first;
+    std::getline(in, first);
+    ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << e.path();
+    std::string want = first.substr(10);
+    auto r = LoadConfig(e.path().string(), ids);
+    EXPECT_FALSE(r.config) << e.path();
+    bool found = false;
+    for (const std::string& err : r.errors) found = found || err.find(want) != std::string::npos;
+    EXPECT_TRUE(found) << e.path().filename() << ": want '" << want << "', got "
+                       << (r.errors.empty() ? "nothing" : r.errors.front());
+    ++n;
+  }
+  EXPECT_GE(n, 12);
+}
+
+TEST(Configs, AMissingFileIsAnErrorAndTheHashFollowsTheBytes) {
+  auto r = LoadConfig("/nonexistent/X.yaml");
+  EXPECT_FALSE(r.config);
+  ASSERT_FALSE(r.errors.empty());
+  fs::path tmp = fs::temp_directory_path() / ("cfg_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  std::ofstream(tmp / "X.yaml") << "name: X\ntools: none\ninstructions: a\n";
+  auto a = LoadConfig((tmp / "X.yaml").string());
+  std::ofstream(tmp / "X.yaml") << "name: X\ntools: none\ninstructions: b\n";
+  auto b = LoadConfig((tmp / "X.yaml").string());
+  fs::remove_all(tmp);
+  ASSERT_TRUE(a.config && b.config);
+  EXPECT_NE(a.config->hash, b.config->hash);
+  EXPECT_EQ(a.config->hash.rfind("sha256:", 0), 0u);
+}
+
+TEST(Reference, TicketRulesPointAtWhereTheSymptomShows) {
+  EXPECT_EQ(TicketGuess("sacct hangs for minutes"), "slurm.slurmdbd");
+  EXPECT_EQ(TicketGuess("node1 went into DRAIN; the GPU jobs fail"), "gpu.device");
+  EXPECT_EQ(TicketGuess("jobs stay pending with idle nodes"), "slurm.scheduler");
+  EXPECT_EQ(TicketGuess("squeue is slow"), "slurm.slurmctld");
+  EXPECT_EQ(TicketGuess("something odd"), "slurm.slurmctld");  // the default
+}
+
+}  // namespace
+}  // namespace slurm_rca::agents
