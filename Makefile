@@ -11,10 +11,10 @@ CMAKE_FLAGS ?=
 all: build
 
 help:
-	@echo "make demo    install deps, build, print the allowlist, run the adversarial corpus, freeze a live lab's database"
+	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
 	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
-	@echo "make bench   build and run the guard and MCP benchmarks (bench/guard_bench, bench/mcp_bench)"
+	@echo "make bench   build and run the guard, MCP and agent benchmarks (bench/)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
@@ -44,7 +44,22 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 test: build fuzz
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+DEMO_RESULTS ?= $(BUILD)/demo-results
+
 demo: build
+	@echo "== The benchmark on the recorded evidence: what an answer that reads nothing scores (rca-bench baselines)"
+	@$(BUILD)/bin/rca-bench baselines --top 6
+	@echo
+	@echo "== The reference agents over every scenario's bundle (rca-bench run --config folk --config graphwalk --config ticketonly)"
+	@rm -rf $(DEMO_RESULTS)
+	@$(BUILD)/bin/rca-bench run --config folk --config graphwalk --config ticketonly --out $(DEMO_RESULTS)
+	@echo
+	@echo "== The leaderboard (rca-bench leaderboard $(DEMO_RESULTS)); A-E need a model: see the README"
+	@$(BUILD)/bin/rca-bench leaderboard $(DEMO_RESULTS)
+	@echo
+	@echo "== The runbooks, linted (build/bin/skill-lint --strict skills/)"
+	@$(BUILD)/bin/skill-lint --strict skills/
+	@echo
 	@echo "== The read-only allowlist (build/bin/slurm-guard policy)"
 	@$(BUILD)/bin/slurm-guard policy
 	@echo
@@ -67,6 +82,8 @@ bench: build
 	$(BUILD)/bin/guard_bench
 	tests/mcp_peers/setup.sh >/dev/null
 	$(BUILD)/bin/mcp_bench
+	$(BUILD)/bin/agent_loop_bench
+	bench/agent_run_bench.sh $(BUILD)/bin 10
 
 bench-live: build
 	$(BUILD)/bin/cluster_bench

@@ -30,7 +30,8 @@ grep -q 'REFUSED by the read-only allowlist: DENIED' "$tmp/ae/A-scripted-r1.tran
 grep -q '"name":"read_log"' "$tmp/ae/A-scripted-r1.transcripts/"*.jsonl || fail "A read no log"
 grep -q '"name":"slurm_overview"' "$tmp/ae/B-scripted-r1.transcripts/"*.jsonl || fail "B: no MCP overview"
 if grep -q '"name":"graph_causes"' "$tmp/ae/B-scripted-r1.transcripts/"*.jsonl; then fail "B was given the graph"; fi
-grep -q '"name":"graph_causes".*"is_error":false' "$tmp/ae/C-scripted-r1.transcripts/"*.jsonl || fail "C: no graph_causes result"
+cat "$tmp/ae/C-scripted-r1.transcripts/"*.jsonl | grep '"event":"tool_result"' | grep '"name":"graph_causes"' |
+  grep -q '"is_error":false' || fail "C: no graph_causes result"
 for c in D E; do
   for who in logs validator; do
     grep -q "\"agent\":\"specialist:$who\"" "$tmp/ae/$c-scripted-r1.transcripts/"*.jsonl ||
