@@ -59,6 +59,12 @@ ticket=$(echo "$out" | sed -n 's/.*ticketonly-none-r1.jsonl: depth \([0-9.]*\).*
 [[ -n "$ticket" ]] || fail "no ticketonly score"
 # If ticketonly scored well, the tickets would leak their answers: keep it near the floor.
 awk -v d="$ticket" 'BEGIN { exit !(d < 0.30) }' || fail "ticketonly scores $ticket: the tickets leak"
+# The README quotes these scores (the block "make demo: reference agents"): keep them equal.
+for a in graphwalk ticketonly folk; do
+  d=$(echo "$out" | sed -n "s/.*\/$a-none-r1.jsonl: depth \([0-9.]*\).*/\1/p")
+  grep -q "^| $a (reference audit) | $d |" "$src/README.md" ||
+    fail "README does not quote $a's depth $d (run make demo and update the block)"
+done
 grep -q '"kind":"reference"' "$tmp/ref/graphwalk-none-r1.jsonl" || fail "graphwalk is not marked reference"
 "$rca" leaderboard "$tmp/ref" > "$tmp/lb" 2>/dev/null || fail "leaderboard of the reference runs"
 grep -q '^| graphwalk (reference audit) |' "$tmp/lb" || fail "leaderboard lacks graphwalk"
