@@ -135,7 +135,18 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
   };
   std::ostringstream o;
   o << "suite " << lb.fingerprint << "; floor " << f3(lb.floor_depth) << " (" << lb.floor_name
-    << ", an answer that reads nothing)\n\n";
+    << ", an answer that reads nothing)\n";
+  if (lb.baselines.size() > 1) {
+    o << "other answers that read nothing:";
+    for (size_t i = 1; i < lb.baselines.size() && i < 5; ++i) {
+      o << (i > 1 ? "," : "") << " " << lb.baselines[i].first << " " << f3(lb.baselines[i].second);
+    }
+    for (const auto& [name, depth] : lb.baselines) {
+      if (name == "uniform-random") o << ", uniform-random " << f3(depth);
+    }
+    o << " (rca-bench baselines)\n";
+  }
+  o << "\n";
   o << "| configuration | model | runs | RCA depth (mean ± SE) | margin over the floor | Brier "
        "(exact) | ECE | time to hyp. (median, harness) | missing answers (mean) | hash | dates |\n";
   o << "|---|---|---|---|---|---|---|---|---|---|---|\n";
