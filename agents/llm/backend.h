@@ -35,6 +35,7 @@
 #ifndef SLURM_RCA_AGENTS_LLM_BACKEND_H_
 #define SLURM_RCA_AGENTS_LLM_BACKEND_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -107,6 +108,10 @@ class Backend {
   // reply or, after the retries, the Status of the last failure.
   virtual Result<Reply> Complete(const std::vector<Message>& conversation,
                                  const std::vector<ToolSpec>& tools) = 0;
+  // The time after which Complete gives up (RunAgent sets it from the wall budget before every
+  // turn). HTTP back-ends shorten each request's timeouts and skip a retry whose wait would pass
+  // it, returning kDeadlineExceeded. time_point::max() (the default) means none; scripted ignores it.
+  virtual void SetDeadline(std::chrono::steady_clock::time_point deadline) {}
 };
 
 // Builds the back-end `config.kind` names. Errors: an unknown kind, a missing or unparsable URL,

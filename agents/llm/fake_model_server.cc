@@ -140,6 +140,7 @@ void FakeModelServer::Start() {
         queue_.pop_front();
       }
     }
+    if (r.delay_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(r.delay_s));
     res.status = r.status;
     for (const auto& [k, v] : r.headers) res.set_header(k, v);
     res.set_content(r.body, "application/json");

@@ -49,6 +49,7 @@ class FakeModelServer {
     int status = 200;
     std::string body;
     std::map<std::string, std::string> headers;
+    double delay_s = 0;  // wait this long before answering (a slow model)
   };
   struct Request {
     std::string path;

@@ -383,6 +383,52 @@ TEST_P(HttpBackendTest, TokenBudgetRunsOut) {
   EXPECT_EQ(r.diagnosis.root_cause, "unknown");
 }
 
+// The wall budget is the back-end's deadline: a retry wait that would pass it is not made.
+TEST_P(HttpBackendTest, WallBudgetCutsRetryWaits) {
+  server_.Enqueue({503, "busy", {{"Retry-After", "30"}}});
+  BackendConfig c = Config();
+  c.backoff_max_s = 60;
+  auto b = Make(c);
+  ASSERT_TRUE(b);
+  NoTools tools;
+  AgentSpec spec;
+  spec.budget.max_wall_s = 1.0;
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = RunAgent(*b, tools, spec, "ticket", nullptr);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.end_reason, "budget:wall");
+  EXPECT_LT(s, 5.0);
+  // The same through Complete: the status says why.
+  server_.Enqueue({503, "busy", {{"Retry-After", "30"}}});
+  b->SetDeadline(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+  Result<Reply> cut = b->Complete({{Message::Role::kUser, "x"}}, {});
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().code(), Status::Code::kDeadlineExceeded);
+  EXPECT_NE(cut.status().message().find("HTTP 503"), std::string::npos);
+  b->SetDeadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  Result<Reply> late = b->Complete({{Message::Role::kUser, "x"}}, {});
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("not sent"), std::string::npos);
+  EXPECT_EQ(server_.requests().size(), 2u);
+}
+
+// A model slower than the wall budget: the request's timeout is cut to the deadline.
+TEST_P(HttpBackendTest, WallBudgetCutsASlowRequest) {
+  server_.Enqueue({200, Body("late", {}), {}, 2.0});
+  auto b = Make(Config());  // timeout_s 10
+  ASSERT_TRUE(b);
+  NoTools tools;
+  AgentSpec spec;
+  spec.budget.max_wall_s = 0.3;
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = RunAgent(*b, tools, spec, "ticket", nullptr);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.end_reason, "budget:wall");
+  EXPECT_LT(s, 1.9);
+  EXPECT_GE(r.wall_s, 0.2);
+}
+
 TEST_P(HttpBackendTest, DescribeNamesKindModelAndEndpoint) {
   auto b = Make(Config());
   ASSERT_TRUE(b);

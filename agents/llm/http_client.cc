@@ -129,12 +129,28 @@ Result<HttpReply> JsonPoster::Post(const std::string& path,
   httplib::Headers h(headers.begin(), headers.end());
   double backoff = options_.backoff_initial_s;
   std::string last_error;
+  using SteadyClock = std::chrono::steady_clock;
+  auto remaining = [&] {
+    if (deadline_ == SteadyClock::time_point::max()) return HUGE_VAL;
+    return std::chrono::duration<double>(deadline_ - SteadyClock::now()).count();
+  };
   for (int attempt = 1;; ++attempt) {
+    const double left = remaining();
+    if (left <= 0) {
+      return Status::DeadlineExceeded("POST " + where + " not sent: the deadline has passed" +
+                                 (last_error.empty() ? "" : "; last failure: " + last_error));
+    }
+    const bool cut = left < options_.timeout_s;
+    SetTimeouts(client_.get(), std::min(options_.timeout_s, left));
     httplib::Result res = client_->Post(full_path, h, body, "application/json");
     std::optional<double> wait;
     if (!res) {
       const httplib::Error err = res.error();
       last_error = "POST " + where + " failed: " + httplib::to_string(err);
+      if (cut && (err == httplib::Error::Read || err == httplib::Error::Write ||
+                  err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout)) {
+        return Status::DeadlineExceeded(last_error + " (timeout cut to the deadline)");
+      }
       if (err == httplib::Error::SSLServerVerification) {
         // A certificate the CA store does not trust will not become trusted by retrying.
         return Status::Unavailable(last_error + " (the server certificate is not trusted; set "
@@ -155,6 +171,9 @@ Result<HttpReply> JsonPoster::Post(const std::string& path,
                                  " attempts)");
     }
     double s = std::min(wait.value_or(backoff), options_.backoff_max_s);
+    if (s >= remaining()) {
+      return Status::DeadlineExceeded(last_error + " (no retry: the deadline comes first)");
+    }
     if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
     backoff *= 2;
   }

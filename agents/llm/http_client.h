@@ -11,6 +11,7 @@
 #ifndef SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
 #define SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,11 +56,15 @@ class JsonPoster {
   ~JsonPoster();
   Result<HttpReply> Post(const std::string& path, const std::multimap<std::string, std::string>& headers,
                          const std::string& body);
+  // Requests after `deadline` are not started, timeouts are cut to it and a retry whose wait
+  // would pass it is not made: kDeadlineExceeded.
+  void SetDeadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
  private:
   Endpoint endpoint_;
   HttpOptions options_;
   std::unique_ptr<httplib::ClientImpl> client_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 }  // namespace slurm_rca::agents

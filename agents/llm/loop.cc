@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <algorithm>
 #include <set>
 
 #include "scenarios/vocabulary.h"
@@ -235,6 +236,14 @@ RunResult RunAgent(Backend& backend, ToolSet& tools, const AgentSpec& spec,
   if (!spec.system.empty()) conversation.push_back({Message::Role::kSystem, spec.system});
   conversation.push_back({Message::Role::kUser, ticket});
 
+  // Beyond ~30 years the budget is unlimited (and time_point arithmetic would overflow).
+  const auto wall_deadline =
+      spec.budget.max_wall_s < 1e9
+          ? std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(std::max(0.0, spec.budget.max_wall_s)))
+          : std::chrono::steady_clock::time_point::max();
+
   RunResult r;
   while (r.end_reason.empty()) {
     if (r.turns >= spec.budget.max_turns) {
@@ -252,12 +261,17 @@ RunResult RunAgent(Backend& backend, ToolSet& tools, const AgentSpec& spec,
 
     const int turn = ++r.turns;
     const double turn_start = clock.Now();
+    // Set every turn: a specialist sharing this back-end may have set its own.
+    backend.SetDeadline(wall_deadline);
     Result<Reply> reply = backend.Complete(conversation, offered);
     const double turn_s = clock.Now() - turn_start;
     if (!reply.ok()) {
       write("model_error", {{"turn", turn}, {"duration_s", turn_s},
                             {"error", reply.status().ToString()}});
-      r.end_reason = "backend: " + reply.status().ToString();
+      // A request cut short by the deadline is the wall budget running out, not a back-end fault.
+      r.end_reason = reply.status().code() == Status::Code::kDeadlineExceeded
+                         ? "budget:wall"
+                         : "backend: " + reply.status().ToString();
       break;
     }
     r.usage.input_tokens += reply->usage.input_tokens;

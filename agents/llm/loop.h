@@ -27,7 +27,9 @@
 // budget runs out, checked before each model turn: end_reason "budget:turns" (max_turns model
 // turns made), "budget:tokens" (input+output tokens summed over the turns reached max_tokens),
 // "budget:wall" (max_wall_s elapsed); or when the back-end fails after its retries:
-// "backend: <status>". A model turn already in flight is not interrupted by the wall budget.
+// "backend: <status>". The back-end gets the wall budget's end as its deadline
+// (Backend::SetDeadline): an HTTP request or retry wait that would pass it is cut, and the run
+// ends with "budget:wall".
 //
 // Threads: RunAgent runs on the calling thread and calls the ToolSet and the Backend from it.
 // The transcript may be null (nothing is written).

@@ -151,6 +151,10 @@ class OpenAiBackend : public Backend {
     return "openai:" + config_.model + "@" + endpoint_.ToString();
   }
 
+  void SetDeadline(std::chrono::steady_clock::time_point deadline) override {
+    poster_.SetDeadline(deadline);
+  }
+
   Result<Reply> Complete(const std::vector<Message>& conversation,
                          const std::vector<ToolSpec>& tools) override {
     std::multimap<std::string, std::string> headers;

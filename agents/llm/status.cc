@@ -10,6 +10,7 @@ std::string Status::ToString() const {
     case Code::kHttpError: return "http error: " + message_;
     case Code::kMalformedReply: return "malformed reply: " + message_;
     case Code::kIoError: return "io error: " + message_;
+    case Code::kDeadlineExceeded: return "deadline exceeded: " + message_;
   }
   return message_;
 }

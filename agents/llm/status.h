@@ -24,6 +24,7 @@ class Status {
     kHttpError,        // a 4xx other than 429 (no retry)
     kMalformedReply,   // the model's reply is not the JSON the API promises
     kIoError,          // a file could not be read or written
+    kDeadlineExceeded,  // the caller's deadline (the run's wall budget) cut the request or a retry
   };
 
   Status() = default;  // OK
@@ -33,6 +34,9 @@ class Status {
   static Status HttpError(std::string m) { return {Code::kHttpError, std::move(m)}; }
   static Status MalformedReply(std::string m) { return {Code::kMalformedReply, std::move(m)}; }
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
+  static Status DeadlineExceeded(std::string m) {
+    return {Code::kDeadlineExceeded, std::move(m)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
