@@ -157,7 +157,7 @@ RunSummary RunSuite(const RunOptions& o) {
     summary.submissions.push_back(sub.string());
   }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.progress) o.progress(done, total, "done");
+  if (o.progress) o.progress(done, total, o.config.name + " finished");
   return summary;
 }
 
