@@ -220,8 +220,9 @@ int ShowScenario(const std::string& id) {
 int main(int argc, char** argv) {
   CLI::App app{
       "rca-bench: an incident-diagnosis benchmark for the Slurm control plane.\n"
-      "Today: a real Slurm control plane on this machine, its fault primitives, and the scenarios "
-      "(validated, injected, recorded into evidence bundles, exported)."};
+      "A real Slurm control plane on this machine and its faults; scenarios recorded into evidence "
+      "bundles; agents (configurations A-E, reference agents) run over them; their answers scored "
+      "beside the floor of answers that read nothing."};
   app.require_subcommand(1);
   LabOptions options;
   options.dir = DefaultDir();
