@@ -51,6 +51,16 @@ for c in A B C D E; do
   grep -q "\"configuration_hash\":\"$hash\"" "$tmp/ae/$c-scripted-r1.jsonl" || fail "$c: header hash is not $hash"
 done
 
+# --- fit-abstention: E's threshold from a D run on two scenarios of E's development split.
+# The scripted D answers db.mysql at 0.4: right on S02, wrong on S04; abstaining on both is worse.
+"$rca" run --config D --backend scripted --script "$script" --scenarios S02,S04-gpu-ecc-drain \
+  --no-score --out "$tmp/fit" > /dev/null 2>&1 || fail "D on the development split exited $?"
+"$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" > "$tmp/fitted" || fail "fit-abstention exited $?"
+grep -q '^0.400      0.167$' "$tmp/fitted" && grep -q '^1.000      ' "$tmp/fitted" &&
+  grep -q '^fitted threshold 0.000 (depth 0.167' "$tmp/fitted" || fail "fit-abstention: $(cat "$tmp/fitted")"
+"$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" --config D > /dev/null 2>&1; rc=$?
+[[ $rc -eq 2 ]] || fail "fit-abstention against a configuration without abstention: rc $rc"
+
 # --- the reference agents over the whole suite
 out=$("$rca" run --config folk --config graphwalk --config ticketonly --out "$tmp/ref" 2>&1) ||
   fail "reference run exited $?"
