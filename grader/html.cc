@@ -105,7 +105,7 @@ std::string ReliabilityChart(const Leaderboard& lb) {
   auto py = [&](double v) { return top + (1 - v) * size; };
   std::ostringstream o;
   o << "<svg id=\"reliability-chart\" width=\""
-    << left + size + 260 << "\" height=\"" << top + size + 50
+    << left + size + 420 << "\" height=\"" << top + size + 50
     << "\" role=\"img\" aria-label=\"Reliability diagram\">\n";
   o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << size << "\" height=\"" << size
     << "\" fill=\"none\" stroke=\"#999\"/>\n";
@@ -201,7 +201,7 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
        "style-src 'unsafe-inline'\">\n"
     << "<title>rca-bench leaderboard</title>\n<style>\n"
     << "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111;max-width:1100px}\n"
-    << "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 8px;"
+    << "table{border-collapse:collapse;margin:12px 0;font-size:13px}code{font-size:12px}td,th{border:1px solid #ccc;padding:4px 8px;"
        "text-align:left}th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:"
        "tabular-nums}\n"
     << "svg text{font:12px system-ui,sans-serif}svg .tick{fill:#555}svg .floor{font-weight:bold}\n"
@@ -223,7 +223,9 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
       << "</td><td class=\"n\">" << (r.calibrated_runs ? F(r.brier_exact_mean) : "-")
       << "</td><td class=\"n\">" << (r.calibrated_runs ? F(r.ece_mean) : "-")
       << "</td><td class=\"n\">"
-      << (r.harness_time_median_s ? F(*r.harness_time_median_s, 1) + " s" : "unmeasured")
+      << (r.harness_time_median_s
+              ? F(*r.harness_time_median_s, *r.harness_time_median_s < 1 ? 3 : 1) + " s"
+              : "unmeasured")
       << "</td><td class=\"n\">" << F(r.missing_mean) << "</td><td><code>"
       << Esc(r.configuration_hash) << "</code></td><td><code>" << Esc(r.fingerprint)
       << "</code></td><td>" << Esc(r.first_date)
