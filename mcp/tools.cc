@@ -1,6 +1,7 @@
 #include "mcp/tools.h"
 
 #include "mcp/audit_log.h"
+#include "mcp/gpu_health.h"
 
 #include <algorithm>
 #include <chrono>
@@ -110,11 +111,16 @@ Json TopicEnum() {
 }
 
 Json QueryOutputSchema() {
-  return {{"type", "object"},
+  Json schema = {{"type", "object"},
           {"properties",
            {{"topic", {{"type", "string"}}},
             {"source", {{"type", "string"}, {"enum", {"live", "replay"}}}},
-            {"outcome", {{"type", "string"}, {"const", "ok"}}},
+            {"outcome",
+             {{"type", "string"},
+              {"enum", Json::array({"ok", "failed"})},
+              {"description",
+               "ok; failed only for gpu_health when nvidia-smi exited with a documented "
+               "hardware-fault status (8, 10, 14, 15), which is evidence (see report)"}}},
             {"evidence_time", {{"type", "string"}}},
             {"argv", {{"type", "array"}, {"items", {{"type", "string"}}}}},
             {"seconds", {{"type", "number"}}},
@@ -125,10 +131,25 @@ Json QueryOutputSchema() {
             {"truncated", {{"type", "boolean"}}},
             {"hint", {{"type", "string"}}},
             {"text", {{"type", "string"}}},
-            {"parse_error", {{"type", "string"}}}}},
+            {"parse_error", {{"type", "string"}}},
+            {"report",
+             {{"type", "object"},
+              {"description",
+               "gpu_health only: the judgement over the rows; its schema is slurm_describe's "
+               "report_schema"}}}}},
           {"required", {"topic", "source", "outcome", "evidence_time", "argv", "rows", "total_rows",
                         "truncated"}},
           {"additionalProperties", false}};
+  // Per topic: a telemetry topic's report has its own schema (slurm_describe gives it as
+  // report_schema); every other topic's answer is evidence only when it read ok.
+  Json if_gpu_health = {{"properties", {{"topic", {{"const", "gpu_health"}}}}},
+                        {"required", Json::array({"topic"})}};
+  // The report's full schema stays out of tools/list (it would triple its size); it is
+  // slurm_describe's report_schema.
+  Json then_report = {{"required", Json::array({"report"})}};
+  Json else_ok = {{"properties", {{"outcome", {{"const", "ok"}}}}}};
+  schema["allOf"] = Json::array({{{"if", if_gpu_health}, {"then", then_report}, {"else", else_ok}}});
+  return schema;
 }
 
 Json OverviewOutputSchema() {
@@ -157,6 +178,50 @@ Json DescribeOutputSchema() {
             {"filters", {{"type", "array"}, {"items", {{"type", "object"}}}}},
             {"columns", {{"type", "array"}}}}},
           {"required", {"name", "summary", "detail", "filters", "columns"}}};
+}
+
+// gpu_health: the evidence includes the exit status (a hardware-fault exit is evidence), so the
+// whole read is judged, not only its stdout.
+ToolResult GpuHealthQuery(const SurfaceOptions& o, const Topic& topic,
+                          const std::vector<std::string>& argv) {
+  Evidence e = o.backend->Read(argv);
+  Audit(o, kQueryTool, topic.name, e);
+  GpuHealthReport health = AssessGpuHealth(e);
+  ToolResult r;
+  if (!health.evidence) {
+    r.is_error = true;
+    Evidence shown = e;
+    shown.cause = health.failure + (e.cause.empty() ? "" : "; read: " + e.cause);
+    r.content.push_back(TextBlock(NoEvidence(shown)));
+    return r;
+  }
+  Json structured = {{"topic", topic.name},
+                     {"source", e.source},
+                     {"outcome", OutcomeName(e.outcome)},
+                     {"evidence_time", e.evidence_time},
+                     {"argv", e.argv},
+                     {"seconds", e.seconds},
+                     {"cached", e.cached},
+                     {"rows", health.rows},
+                     {"total_rows", health.rows.size()},
+                     {"truncated", false},
+                     {"report", health.report}};
+  if (e.cached) structured["cache_age_seconds"] = e.cache_age_seconds;
+  const Json& summary = health.report["summary"];
+  std::string header =
+      "[" + e.source + ", " + e.evidence_time + (e.cached ? ", cached" : "") + "] " + topic.name +
+      ": " + health.report["query"]["outcome"].get<std::string>() + ", " +
+      std::to_string(health.rows.size()) + " GPUs, worst severity " +
+      summary["worst_severity"].get<std::string>() +
+      (summary["incomplete"].get<bool>() ? " (incomplete: some values unknown)" : "") +
+      (summary["would_drain"].get<bool>()
+           ? "; would drain (classification only, nothing was done): " +
+                 summary["reason"].get<std::string>()
+           : "; would not drain (classification only)");
+  r.content.push_back(TextBlock(header + "\n" +
+                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  return r;
 }
 
 ToolResult Query(const SurfaceOptions& o, const Json& args) {
@@ -189,6 +254,7 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
   }
   BuiltArgv built = BuildArgv(*topic, filters);
   if (!built.error.empty()) return InputError(built.error);
+  if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv);
   TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
   Audit(o, kQueryTool, topic->name, read.evidence);
   if (!read.evidence.ok()) {

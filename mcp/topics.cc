@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include "mcp/gpu_health.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -421,6 +423,50 @@ std::vector<Topic> BuildTopics() {
                   {"memory_total_mib", "memory total, MiB"},
                   {"ecc_uncorrected_volatile", "uncorrected ECC errors since driver load"}},
       .format = Format::kCsv,
+  });
+
+  t.push_back(Topic{
+      .name = "gpu_health",
+      .summary = "Are the GPUs of the server's host persistently faulty? Health checks "
+                 "(fatal/degraded/transient/unknown) and a would-drain classification from one "
+                 "node-wide nvidia-smi query.",
+      .detail =
+          "One node-wide nvidia-smi query (no -i) read as an epilog GPU validator reads it, "
+          "with the seed's unvalidated site-policy defaults. Every field is value-or-unknown: "
+          "[N/A], [Not Supported], any [...], empty, non-numeric or out of range is unknown "
+          "with a reason, never 0; a GPU with MIG enabled has its memory unknown and is not "
+          "checked per instance. Checks: ecc-uncorrectable (volatile > 0) fatal; "
+          "row-remap-failure fatal; ecc-correctable (> 1000) degraded; throttle degraded for a "
+          "hardware thermal slowdown (0x40) or power brake (0x80), transient for other clock "
+          "event reasons (gpu_idle, applications_clocks_setting and sync_boost are ignored; "
+          "names are in clock_reasons); leaked-memory (used/total > 0.05) degraded; "
+          "ecc-uncorrectable-history transient with persistence Enabled, else unknown; "
+          "row-remap-uncorrectable, row-remap-pending, temperature (>= 90 C) transient; "
+          "ecc-volatile-unreliable (persistence Disabled), pcie-width, pcie-gen, unreadable, "
+          "mig and malformed-row unknown. nvidia-smi exits 8 (power cables), 10 (interrupt "
+          "issue), 14 (infoROM corrupted) and 15 (fell off the bus) are evidence: a fatal node "
+          "finding nvidia-smi-exit-N that names no GPU. Any other exit, a timeout (even one "
+          "that would have ended in 15), a refusal or output that is not CSV is QUERY FAILED: "
+          "no evidence, neither a fault nor a healthy GPU. `report.summary.would_drain` (worst "
+          "severity degraded or fatal) and `reason` are a classification only: this server "
+          "never drains, resumes or writes anything. CANNOT SEE: GPUs of other nodes (only the "
+          "host the server runs on); which job used a GPU (no job scoping); Xid events, "
+          "NVLink, PCIe replays, retired pages of pre-Ampere GPUs, anything under load; MIG "
+          "instances; history (one reading). leaked-memory assumes no job holds the GPU: a "
+          "running job's memory reads the same. Tested on a synthetic nvidia-smi test double "
+          "(mcp/testdata/nvidia-smi-double), never on a real GPU.",
+      .argv = GpuHealthArgv(),
+      .columns = {{"index", "NVML index"},
+                  {"label", "gpuN, as named in findings and the reason"},
+                  {"uuid", "GPU UUID, or null when unreadable"},
+                  {"name", "product name, or null when unreadable"},
+                  {"pci_bus_id", "canonical PCI bus id DDDDDDDD:BB:DD.F"},
+                  {"mig", "true when MIG is enabled (or its mode is unreadable)"},
+                  {"clock_reasons", "decoded clock event reason names, or null when unreadable"},
+                  {"worst_severity", "none, unknown, transient, degraded or fatal"},
+                  {"findings", "{check, severity, label, detail} of this GPU"},
+                  {"fields", "each queried field as {value, known, raw, reason}"}},
+      .format = Format::kGpuHealth,
   });
 
   t.push_back(Topic{
@@ -898,6 +944,20 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
     case Format::kKeyValue:
       rows = ParseKeyValue(topic, text);
       break;
+    case Format::kGpuHealth: {
+      // Rows only; the exit code, findings and summary need the whole evidence (tools.cc).
+      Evidence e;
+      e.outcome = Evidence::Outcome::kOk;
+      e.exit_code = 0;
+      e.out = text;
+      GpuHealthReport report = AssessGpuHealth(e);
+      for (const Json& row : report.rows) rows.rows.push_back(row);
+      if (!report.evidence) rows.error = report.failure;
+      for (const Json& m : report.report["malformed_rows"]) {
+        if (rows.error.empty()) rows.error = "malformed row: " + m["why"].get<std::string>();
+      }
+      break;
+    }
     case Format::kDiagnostics:
       rows = ParseDiagnostics(text);
       CapText(text, caps, &p);
@@ -949,6 +1009,7 @@ std::string TruncationNote(const Parsed& parsed) {
 
 Json RowSchema(const Topic& topic) {
   if (topic.columns.empty()) return nullptr;
+  if (topic.format == Format::kGpuHealth) return GpuHealthRowSchema();
   Json properties = Json::object();
   Json required = Json::array();
   for (const Column& c : topic.columns) {
@@ -980,13 +1041,16 @@ Json DescribeTopic(const Topic& topic) {
   for (const Column& c : topic.columns) {
     columns.push_back({{"name", c.name}, {"description", c.description}});
   }
-  return {{"name", topic.name},
-          {"summary", topic.summary},
-          {"detail", topic.detail},
-          {"source", topic.source == Source::kCommand ? "command" : "daemon log"},
-          {"argv", topic.argv},
-          {"filters", filters},
-          {"columns", columns}};
+  Json d = {{"name", topic.name},
+            {"summary", topic.summary},
+            {"detail", topic.detail},
+            {"source", topic.source == Source::kCommand ? "command" : "daemon log"},
+            {"argv", topic.argv},
+            {"filters", filters},
+            {"columns", columns}};
+  // Telemetry topics answer with a report beside their rows (slurm_query's `report`).
+  if (topic.format == Format::kGpuHealth) d["report_schema"] = GpuHealthReportSchema();
+  return d;
 }
 
 }  // namespace slurm_rca::mcp

@@ -44,6 +44,7 @@ enum class Format {
   kDiagnostics,  // sdiag: the text, plus its numeric figures as rows
   kText,         // free text only
   kLog,          // log lines matching the `pattern` filter
+  kGpuHealth,    // nvidia-smi health query: rows are GPUs judged by mcp/gpu_health.h
 };
 
 enum class Source {
@@ -89,7 +90,7 @@ inline constexpr int kLogTailLines = 5000;
 inline constexpr std::size_t kMaxLogPatternBytes = 256;
 
 // All topics, in a fixed order: queue, nodes, accounting, priority, fairshare, diagnostics,
-// config, jobs, partitions, reservations, gpu, logs.
+// config, jobs, partitions, reservations, gpu, gpu_health, logs.
 const std::vector<Topic>& Topics();
 // nullptr when there is no topic of that exact name.
 const Topic* FindTopic(std::string_view name);

@@ -140,8 +140,9 @@ function recordVersion(transport, box) {
 
 const stdioVariant = {
   name: 'stdio',
-  async connect({ offset, fixtures } = {}) {
-    const args = ['serve', '--stdio', '--replay', demo];
+  async connect({ offset, fixtures, live } = {}) {
+    // live: the server's arguments for a live back-end instead of the replayed bundle.
+    const args = live ? ['serve', '--stdio', ...live] : ['serve', '--stdio', '--replay', demo];
     if (offset !== undefined) args.push('--offset', String(offset));
     if (fixtures) args.push('--conformance-fixtures');
     const transport = new StdioClientTransport({
@@ -539,6 +540,99 @@ async function runTokenChecks(variant, token) {
   });
 }
 
+// ---------------------------------------------------------------- node telemetry (#10)
+// gpu_health on the synthetic nvidia-smi TEST DOUBLE (mcp/testdata/nvidia-smi-double, never a real
+// GPU): a live server whose only trusted directory holds the double answers with structuredContent
+// the SDK validates against slurm_query's outputSchema (callTool throws when it does not match).
+async function runTelemetryChecks(tmp) {
+  const binDir = path.join(tmp, 'double-bin');
+  fs.mkdirSync(binDir, { mode: 0o755 });
+  fs.chmodSync(binDir, 0o755);
+  fs.copyFileSync(path.join(srcDir, 'mcp', 'testdata', 'nvidia-smi-double', 'nvidia-smi'),
+                  path.join(binDir, 'nvidia-smi'));
+  fs.chmodSync(path.join(binDir, 'nvidia-smi'), 0o755);
+  const select = (scenario) => fs.writeFileSync(
+    path.join(binDir, 'scenario'), path.join(srcDir, 'mcp', 'testdata', 'gpu_health', scenario) + '\n');
+  const v = 'stdio live (nvidia-smi test double)';
+  // The report's own schema (slurm_describe's report_schema), checked with the Ajv the SDK uses.
+  const Ajv = createRequire(path.join(sdkPrefix, 'package.json'))('ajv');
+  const ajv = new (Ajv.default ?? Ajv)({ strict: false, allErrors: true });
+  let validateReport;
+  let conn;
+  await check(`${v}: connect`, async () => {
+    conn = await stdioVariant.connect({ live: ['--trusted-dirs', binDir, '--cache-ttl', '0'] });
+    const r = await conn.client.listTools(undefined, callOpts);
+    const q = r.tools.find((t) => t.name === 'slurm_query');
+    assert(q?.inputSchema?.properties?.topic?.enum?.includes('gpu_health'), 'gpu_health not in the topic enum');
+    const d = await conn.client.callTool(
+      { name: 'slurm_describe', arguments: { topic: 'gpu_health' } }, undefined, callOpts);
+    assert(d.structuredContent?.report_schema?.type === 'object', 'no report_schema');
+    assert(/CANNOT SEE/.test(d.structuredContent.detail), 'detail does not say what it cannot see');
+    validateReport = ajv.compile(d.structuredContent.report_schema);
+    return `protocol ${conn.version()}, report_schema compiled`;
+  });
+  if (!conn || !validateReport) return;
+  const cases = [
+    ['healthy', 'ok', 'none', false],
+    ['ecc', 'ok', 'fatal', true],
+    ['unknown_values', 'ok', 'unknown', false],
+    ['mig', 'ok', 'unknown', false],
+    ['off_bus', 'hardware_fault_exit', 'fatal', true],
+  ];
+  for (const [scenario, outcome, worst, drain] of cases) {
+    await check(`${v}: gpu_health ${scenario} answers structuredContent valid against outputSchema`, async () => {
+      select(scenario);
+      const r = await conn.client.callTool(
+        { name: 'slurm_query', arguments: { topic: 'gpu_health' } }, undefined, callOpts);
+      assert(r.isError !== true, `isError: ${textOf(r).slice(0, 300)}`);
+      const report = r.structuredContent?.report;
+      assert(report, 'no report in structuredContent');
+      assert(validateReport(report), `report invalid against report_schema: ${ajv.errorsText(validateReport.errors)}`);
+      assert(report.query.outcome === outcome, `query outcome ${report.query.outcome}`);
+      assert(report.summary.worst_severity === worst, `worst ${report.summary.worst_severity}`);
+      assert(report.summary.would_drain === drain, `would_drain ${report.summary.would_drain}`);
+      assert(report.summary.classification_only === true, 'not labelled classification only');
+      for (const gpu of report.gpus) {
+        for (const [name, f] of Object.entries(gpu.fields)) {
+          assert(f.known || f.value === null, `${gpu.label} ${name}: unknown but value ${f.value}`);
+        }
+      }
+      return `${report.gpus.length} GPUs, worst ${worst}, would_drain ${drain}`;
+    });
+  }
+  await check(`${v}: a failed gpu_health query (exit 9) is no evidence, never healthy`, async () => {
+    select('no_driver');
+    const r = await conn.client.callTool(
+      { name: 'slurm_query', arguments: { topic: 'gpu_health' } }, undefined, callOpts);
+    assert(r.isError === true, 'not an error');
+    assert(/NO EVIDENCE/.test(textOf(r)) && /query failed/.test(textOf(r)), textOf(r).slice(0, 300));
+    return textOf(r).split('\n')[0].slice(0, 100);
+  });
+  await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
+
+  await check('stdio replay: gpu_health is not in the recorded bundle: labelled no evidence', async () => {
+    const c = await stdioVariant.connect({});
+    try {
+      const r = await c.client.callTool(
+        { name: 'slurm_query', arguments: { topic: 'gpu_health' } }, undefined, callOpts);
+      assert(r.isError === true, 'not an error');
+      assert(/NO EVIDENCE \(unavailable, replay/.test(textOf(r)), textOf(r).slice(0, 300));
+      return textOf(r).split('\n')[0].slice(0, 100);
+    } finally {
+      await closeAndReap(c);
+    }
+  });
+}
+
+// Closes a stdio connection and waits until its tracked child is seen gone (the liveness poll
+// runs every 50 ms), so "no server left running" right after does not race it.
+async function closeAndReap(c) {
+  const pid = c.transport.pid;
+  await c.close();
+  const child = pid ? children.get(pid) : undefined;
+  if (child) await Promise.race([child.exited, sleep(3000)]);
+}
+
 // ---------------------------------------------------------------- main
 async function main() {
   const t0 = Date.now();
@@ -562,6 +656,7 @@ async function main() {
     await runNotificationChecks(http);
     await runSuite(httpToken);
     await runTokenChecks(httpToken, token);
+    await runTelemetryChecks(tmp);
   } finally {
     await http.stopAll();
     await httpToken.stopAll();
