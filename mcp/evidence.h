@@ -49,6 +49,18 @@ class Backend {
   // The last `lines` lines of a configured daemon log (slurmctld, slurmdbd, slurmd), before
   // filtering. argv of the evidence is {"log", daemon}.
   virtual Evidence ReadLog(const std::string& daemon, int lines) = 0;
+  // The fabric topic's read of this host's sysfs, /proc and cgroups (mcp/fabric.h): stdout is
+  // the report as JSON. argv of the evidence is {"files", "fabric"}. A back-end that cannot read
+  // node files (replay of a bundle recorded before the topic existed) answers kUnavailable.
+  virtual Evidence ReadFabric() {
+    Evidence e;
+    e.outcome = Evidence::Outcome::kUnavailable;
+    e.source = Label();
+    e.argv = {"files", "fabric"};
+    e.cause = "`files fabric` is not recorded in this bundle (node files are read live only); "
+              "no evidence, not an empty result";
+    return e;
+  }
 };
 
 }  // namespace slurm_rca::mcp

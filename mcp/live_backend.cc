@@ -383,4 +383,23 @@ Evidence LiveBackend::ReadLog(const std::string& daemon, int lines) {
   return e;
 }
 
+Evidence LiveBackend::ReadFabric() {
+  const auto started = WallClock::now();
+  FabricReport r = mcp::ReadFabric(options_.fabric);
+  Evidence e;
+  e.source = "live";
+  e.evidence_time = IsoUtc(started);
+  e.argv = {"files", "fabric"};
+  e.seconds = std::chrono::duration<double>(WallClock::now() - started).count();
+  if (r.evidence) {
+    e.outcome = Evidence::Outcome::kOk;
+    e.exit_code = 0;
+    e.out = r.report.dump();
+  } else {
+    e.outcome = Evidence::Outcome::kUnavailable;
+    e.cause = r.failure;
+  }
+  return e;
+}
+
 }  // namespace slurm_rca::mcp

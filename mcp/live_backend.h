@@ -41,6 +41,7 @@
 #include "guard/check.h"
 #include "guard/run.h"
 #include "mcp/evidence.h"
+#include "mcp/fabric.h"
 
 namespace slurm_rca::mcp {
 
@@ -61,6 +62,8 @@ struct LiveOptions {
   std::map<std::string, std::string> log_files;
   // ReadLog reads at most this many bytes from the end of a log file.
   std::size_t max_log_bytes = 1 << 20;
+  // Roots of the fabric topic's reads (sysfs, /proc, cgroups; allowlisted by path pattern).
+  FabricOptions fabric;
 };
 
 class LiveBackend : public Backend {
@@ -74,6 +77,8 @@ class LiveBackend : public Backend {
   Evidence Read(const std::vector<std::string>& argv) override;
   // lines <= 0: every whole line within max_log_bytes.
   Evidence ReadLog(const std::string& daemon, int lines) override;
+  // Reads the fabric files under options().fabric directly: no process, no cache, no budget.
+  Evidence ReadFabric() override;
 
   // Processes started so far (cache hits, followers and refusals start none).
   std::uint64_t reads_started() const;

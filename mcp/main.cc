@@ -52,6 +52,7 @@ struct BackendFlags {
   int max_concurrent = 2;
   int max_per_minute = 60;
   std::vector<std::string> log_files;
+  std::string fabric_root;
   std::string audit_log;
   size_t max_rows = 200;
 
@@ -75,6 +76,9 @@ struct BackendFlags {
         ->check(CLI::Range(0, 100000))
         ->capture_default_str();
     app->add_option("--log-file", log_files, "Live: DAEMON=PATH of a Slurm log for the logs topic");
+    app->add_option("--fabric-root", fabric_root,
+                    "Live: read the fabric topic's sys, proc and sys/fs/cgroup under this directory "
+                    "instead of / (a synthetic tree in tests)");
     app->add_option("--audit-log", audit_log, "Append one JSON line per tool call to this file ('-': stderr)");
     app->add_option("--max-rows", max_rows, "Rows per answer at most")
         ->check(CLI::Range(1, 1000))
@@ -109,6 +113,15 @@ struct BackendFlags {
         return nullptr;
       }
       o.log_files[lf.substr(0, eq)] = lf.substr(eq + 1);
+    }
+    if (!fabric_root.empty()) {
+      if (fabric_root.front() != '/') {
+        *error = "--fabric-root '" + fabric_root + "' is not absolute";
+        return nullptr;
+      }
+      o.fabric = FabricOptions{.sys_root = fabric_root + "/sys",
+                               .proc_root = fabric_root + "/proc",
+                               .cgroup_root = fabric_root + "/sys/fs/cgroup"};
     }
     return std::make_unique<LiveBackend>(std::move(o));
   }

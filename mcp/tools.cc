@@ -1,6 +1,7 @@
 #include "mcp/tools.h"
 
 #include "mcp/audit_log.h"
+#include "mcp/fabric.h"
 #include "mcp/gpu_health.h"
 
 #include <algorithm>
@@ -63,8 +64,9 @@ struct TopicRead {
 TopicRead ReadTopic(Backend& backend, const Topic& topic, const std::vector<std::string>& argv,
                     const Filters& filters, const Caps& caps) {
   TopicRead r;
-  r.evidence = topic.source == Source::kDaemonLog ? backend.ReadLog(argv.at(1), kLogTailLines)
-                                                  : backend.Read(argv);
+  r.evidence = topic.source == Source::kDaemonLog   ? backend.ReadLog(argv.at(1), kLogTailLines)
+               : topic.source == Source::kNodeFiles ? backend.ReadFabric()
+                                                    : backend.Read(argv);
   if (r.evidence.ok()) r.parsed = Parse(topic, r.evidence.out, caps, filters);
   return r;
 }
@@ -135,20 +137,21 @@ Json QueryOutputSchema() {
             {"report",
              {{"type", "object"},
               {"description",
-               "gpu_health only: the judgement over the rows; its schema is slurm_describe's "
+               "gpu_health and fabric only: the judgement over the rows; its schema is "
+               "slurm_describe's "
                "report_schema"}}}}},
           {"required", {"topic", "source", "outcome", "evidence_time", "argv", "rows", "total_rows",
                         "truncated"}},
           {"additionalProperties", false}};
   // Per topic: a telemetry topic's report has its own schema (slurm_describe gives it as
   // report_schema); every other topic's answer is evidence only when it read ok.
-  Json if_gpu_health = {{"properties", {{"topic", {{"const", "gpu_health"}}}}},
+  Json if_telemetry = {{"properties", {{"topic", {{"enum", Json::array({"gpu_health", "fabric"})}}}}},
                         {"required", Json::array({"topic"})}};
   // The report's full schema stays out of tools/list (it would triple its size); it is
   // slurm_describe's report_schema.
   Json then_report = {{"required", Json::array({"report"})}};
   Json else_ok = {{"properties", {{"outcome", {{"const", "ok"}}}}}};
-  schema["allOf"] = Json::array({{{"if", if_gpu_health}, {"then", then_report}, {"else", else_ok}}});
+  schema["allOf"] = Json::array({{{"if", if_telemetry}, {"then", then_report}, {"else", else_ok}}});
   return schema;
 }
 
@@ -224,6 +227,50 @@ ToolResult GpuHealthQuery(const SurfaceOptions& o, const Topic& topic,
   return r;
 }
 
+// fabric: node files read by the back-end (no process); rows are the ports, report the whole
+// judgement.
+ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic) {
+  Evidence e = o.backend->ReadFabric();
+  Audit(o, kQueryTool, topic.name, e);
+  Json report = e.ok() ? Json::parse(e.out, nullptr, /*allow_exceptions=*/false) : Json();
+  ToolResult r;
+  if (!e.ok() || !report.is_object() || !report.contains("ports")) {
+    r.is_error = true;
+    Evidence shown = e;
+    if (e.ok()) {
+      shown.outcome = Evidence::Outcome::kFailed;
+      shown.cause = "the fabric report did not parse";
+    }
+    r.content.push_back(TextBlock(NoEvidence(shown)));
+    return r;
+  }
+  Json structured = {{"topic", topic.name},
+                     {"source", e.source},
+                     {"outcome", OutcomeName(e.outcome)},
+                     {"evidence_time", e.evidence_time},
+                     {"argv", e.argv},
+                     {"seconds", e.seconds},
+                     {"cached", e.cached},
+                     {"rows", report["ports"]},
+                     {"total_rows", report["ports"].size()},
+                     {"truncated", false},
+                     {"report", report}};
+  size_t attributed = 0, gaps = report["node"]["gaps"].size();
+  for (const Json& p : report["ports"]) attributed += p["attributed_job"].is_string() ? 1 : 0;
+  std::string header = "[" + e.source + ", " + e.evidence_time + "] " + topic.name + ": " +
+                       std::to_string(report["ports"].size()) + " ports, " +
+                       std::to_string(attributed) + " attributed to a sole job user, layout " +
+                       report["node"]["layout"].get<std::string>() +
+                       (gaps ? ", " + std::to_string(gaps) +
+                                   " evidence gaps (every attribution suppressed)"
+                             : "") +
+                       " (classification only)";
+  r.content.push_back(TextBlock(header + "\n" +
+                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  return r;
+}
+
 ToolResult Query(const SurfaceOptions& o, const Json& args) {
   if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
     return InputError(e);
@@ -255,6 +302,7 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
   BuiltArgv built = BuildArgv(*topic, filters);
   if (!built.error.empty()) return InputError(built.error);
   if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv);
+  if (topic->format == Format::kFabric) return FabricQuery(o, *topic);
   TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
   Audit(o, kQueryTool, topic->name, read.evidence);
   if (!read.evidence.ok()) {

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include "mcp/fabric.h"
 #include "mcp/gpu_health.h"
 
 #include <algorithm>
@@ -467,6 +468,56 @@ std::vector<Topic> BuildTopics() {
                   {"findings", "{check, severity, label, detail} of this GPU"},
                   {"fields", "each queried field as {value, known, raw, reason}"}},
       .format = Format::kGpuHealth,
+  });
+
+  t.push_back(Topic{
+      .name = "fabric",
+      .summary = "InfiniBand/RoCE ports of the server's host: state, rate, PMA and mlx5 counters, "
+                 "and the Slurm job that is each port's only visible user (sysfs, /proc, "
+                 "cgroups).",
+      .detail =
+          "Read from files, no process: class/infiniband/<hca>/ports/<n>/{state,rate,link_layer,"
+          "counters/*,hw_counters/*} under the sysfs root, the Slurm cgroup tree and "
+          "/proc/<pid>/fd; every path is checked against an allowlist of path patterns and "
+          "anything else is refused (report.node.refused_reads). A counter file that is "
+          "missing, empty or not a decimal is listed in absent_counters, never 0; a PMA counter "
+          "of known width at 2^width-1 is saturated (its rate goes blind until the subnet "
+          "manager clears it), mlx5 Q counters wrap at 32 bits; port_xmit_data and "
+          "port_rcv_data count 4-octet words. Counters are endpoint symptoms, not the faulty "
+          "link. Jobs come from cgroup-v1 (<ctrl>/slurm/uid_*/job_*), cgroup-v2 "
+          "(<scope>/job_*) or cgroup-v2-sluid (<scope>/<SLUID>, Slurm 26.05's default; resolved "
+          "to a job only from agreeing slurmstepd titles). A job holding /proc/<pid>/fd links "
+          "to uverbsN uses every port of the HCA that class/infiniband_verbs/uverbsN/ibdev "
+          "names. attributed_job is set only when there is no evidence gap, exactly one job "
+          "user and no non-job user; else suppression says why: evidence_gap (an unreadable "
+          "cgroup or /proc/<pid>/fd, a PID in a cgroup but not in /proc, an unreadable ibdev: "
+          "it suppresses every port), nonjob_user (a process outside every job holds the HCA), "
+          "shared (several jobs; NCCL opens every active HCA, so attribution needs "
+          "node-exclusive jobs), unresolved (the only user is a SLUID with no job id). "
+          "Attribution is a classification only; nothing is reset or written. CANNOT SEE: "
+          "kernel RDMA users (NFS/RDMA, Lustre o2ib, iSER, IPoIB), processes in another PID "
+          "namespace or hidden by hidepid (reported as a gap when a job's PID is missing), "
+          "queue pairs (no rdma tool is run: DEVX and per-QP ownership are invisible), PFC "
+          "pause counters, a neighbour that comes and goes between reads, which cable or link "
+          "is faulty, other nodes. Needs root (or CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE) and "
+          "the host PID namespace; without them every attribution is suppressed. Tested on "
+          "synthetic sysfs/proc/cgroup trees only, never on an HCA.",
+      .source = Source::kNodeFiles,
+      .argv = {"files", "fabric"},
+      .columns = {{"device", "HCA name, e.g. mlx5_0"},
+                  {"port", "port number"},
+                  {"state", "port state after the colon, e.g. ACTIVE; null when unreadable"},
+                  {"up", "true iff the state is ACTIVE"},
+                  {"rate", "e.g. 200 Gb/sec (4X HDR); null when unreadable"},
+                  {"link_layer", "InfiniBand or Ethernet (RoCE); null when unreadable"},
+                  {"counters", "present counters: {value, source, width, saturated, wraps}"},
+                  {"absent_counters", "known counters with no readable value"},
+                  {"units", "unit note"},
+                  {"job_users", "jobs (or sluid:<id>) holding the HCA"},
+                  {"nonjob_user_pids", "processes outside every job holding the HCA"},
+                  {"attributed_job", "the sole user's job id, or null"},
+                  {"suppression", "null, evidence_gap, nonjob_user, shared or unresolved"}},
+      .format = Format::kFabric,
   });
 
   t.push_back(Topic{
@@ -944,6 +995,15 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
     case Format::kKeyValue:
       rows = ParseKeyValue(topic, text);
       break;
+    case Format::kFabric: {
+      Json report = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!report.is_object() || !report.contains("ports") || !report["ports"].is_array()) {
+        rows.error = "not a fabric report";
+        break;
+      }
+      for (const Json& port : report["ports"]) rows.rows.push_back(port);
+      break;
+    }
     case Format::kGpuHealth: {
       // Rows only; the exit code, findings and summary need the whole evidence (tools.cc).
       Evidence e;
@@ -1010,6 +1070,7 @@ std::string TruncationNote(const Parsed& parsed) {
 Json RowSchema(const Topic& topic) {
   if (topic.columns.empty()) return nullptr;
   if (topic.format == Format::kGpuHealth) return GpuHealthRowSchema();
+  if (topic.format == Format::kFabric) return FabricReportSchema()["properties"]["ports"]["items"];
   Json properties = Json::object();
   Json required = Json::array();
   for (const Column& c : topic.columns) {
@@ -1044,12 +1105,15 @@ Json DescribeTopic(const Topic& topic) {
   Json d = {{"name", topic.name},
             {"summary", topic.summary},
             {"detail", topic.detail},
-            {"source", topic.source == Source::kCommand ? "command" : "daemon log"},
+            {"source", topic.source == Source::kCommand     ? "command"
+                       : topic.source == Source::kDaemonLog ? "daemon log"
+                                                            : "node files"},
             {"argv", topic.argv},
             {"filters", filters},
             {"columns", columns}};
   // Telemetry topics answer with a report beside their rows (slurm_query's `report`).
   if (topic.format == Format::kGpuHealth) d["report_schema"] = GpuHealthReportSchema();
+  if (topic.format == Format::kFabric) d["report_schema"] = FabricReportSchema();
   return d;
 }
 

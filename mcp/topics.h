@@ -45,11 +45,13 @@ enum class Format {
   kText,         // free text only
   kLog,          // log lines matching the `pattern` filter
   kGpuHealth,    // nvidia-smi health query: rows are GPUs judged by mcp/gpu_health.h
+  kFabric,       // the fabric report of mcp/fabric.h as JSON: rows are ports
 };
 
 enum class Source {
   kCommand,    // argv is run by Backend::Read
   kDaemonLog,  // argv is {"log", daemon}: Backend::ReadLog(daemon, kLogTailLines)
+  kNodeFiles,  // argv is {"files", "fabric"}: Backend::ReadFabric(), no process
 };
 
 struct Filter {
@@ -90,7 +92,7 @@ inline constexpr int kLogTailLines = 5000;
 inline constexpr std::size_t kMaxLogPatternBytes = 256;
 
 // All topics, in a fixed order: queue, nodes, accounting, priority, fairshare, diagnostics,
-// config, jobs, partitions, reservations, gpu, gpu_health, logs.
+// config, jobs, partitions, reservations, gpu, gpu_health, fabric, logs.
 const std::vector<Topic>& Topics();
 // nullptr when there is no topic of that exact name.
 const Topic* FindTopic(std::string_view name);

@@ -101,13 +101,13 @@ void ExpectRowsMatchSchema(const Topic& topic, const Parsed& p) {
 
 // --- the vocabulary --------------------------------------------------------------------------
 
-TEST(TopicsTest, AllThirteenInFixedOrder) {
+TEST(TopicsTest, AllFourteenInFixedOrder) {
   std::vector<std::string> names;
   for (const Topic& t : Topics()) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"queue", "nodes", "accounting", "priority",
                                              "fairshare", "diagnostics", "config", "jobs",
                                              "partitions", "reservations", "gpu", "gpu_health",
-                                             "logs"}));
+                                             "fabric", "logs"}));
   EXPECT_EQ(FindTopic("queue"), &Topics()[0]);
   EXPECT_EQ(FindTopic("Queue"), nullptr);
   EXPECT_EQ(FindTopic(""), nullptr);
@@ -266,6 +266,7 @@ TEST(TopicArgvTest, EveryArgvBuiltIsAllowedByTheGuard) {
   int checked = 0;
   for (const Topic& t : Topics()) {
     if (t.source == Source::kDaemonLog) continue;  // not an argv: Backend::ReadLog
+    if (t.source == Source::kNodeFiles) continue;  // not an argv: allowlisted paths (fabric_test)
     SCOPED_TRACE(t.name);
     expect_allowed(t, {});
     Filters all;
@@ -302,7 +303,7 @@ TEST(TopicCaptureTest, EveryCommandTopicReadIsCapturedOrExplainedAway) {
   std::set<std::string> excluded;
   for (const Json& e : Manifest()["excluded"]) excluded.insert(e.get<std::string>());
   for (const Topic& t : Topics()) {
-    if (t.source == Source::kDaemonLog) continue;
+    if (t.source == Source::kDaemonLog || t.source == Source::kNodeFiles) continue;
     std::string line;
     for (const std::string& a : t.argv) line += (line.empty() ? "" : " ") + a;
     if (t.format == Format::kGpuHealth) {
@@ -711,6 +712,8 @@ TEST(TopicParseTest, EmptyOutputIsNoRows) {
     if (t.format == Format::kGpuHealth) {
       // An nvidia-smi that exits 0 and lists no GPU is a failed query, never "no GPUs, healthy".
       EXPECT_NE(p.parse_error.find("listed no GPU"), std::string::npos) << p.parse_error;
+    } else if (t.format == Format::kFabric) {
+      EXPECT_EQ(p.parse_error, "not a fabric report");
     } else {
       EXPECT_EQ(p.parse_error, "") << t.name;
     }

@@ -22,6 +22,9 @@ const std::vector<PlannedRead>& RecorderPlan() {
       if (b.error.empty() && seen.insert(b.argv).second) p.push_back({&t, b.argv});
     };
     for (const mcp::Topic& topic : mcp::Topics()) {
+      // Node files (the fabric topic, #10) are not an argv: the recorder's Read would only record
+      // a guard refusal. Bundles have none; replay answers the topic as not in the bundle.
+      if (topic.source == mcp::Source::kNodeFiles) continue;
       add(topic, {});
       for (const mcp::Filter& f : topic.filters) {
         if (f.kind != mcp::Filter::Kind::kLocal && !f.example.empty()) {

@@ -610,6 +610,8 @@ async function runTelemetryChecks(tmp) {
   });
   await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
 
+  await runFabricChecks(tmp, ajv);
+
   await check('stdio replay: gpu_health is not in the recorded bundle: labelled no evidence', async () => {
     const c = await stdioVariant.connect({});
     try {
@@ -622,6 +624,64 @@ async function runTelemetryChecks(tmp) {
       await closeAndReap(c);
     }
   });
+}
+
+// fabric on a SYNTHETIC sysfs/proc/cgroup tree (cgroup-v2, the seed's node): job 918001 sole user
+// of mlx5_0, 918002 and 918003 sharing mlx5_1, 918004 sole user of mlx5_2 over RoCE.
+function syntheticFabricTree(root) {
+  const w = (rel, text) => { fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true }); fs.writeFileSync(path.join(root, rel), text); };
+  const port = (hca, n, state, rate, layer) => {
+    const d = `sys/class/infiniband/${hca}/ports/${n}/`;
+    w(d + 'state', state + '\n'); w(d + 'rate', rate + '\n'); w(d + 'link_layer', layer + '\n');
+  };
+  port('mlx5_0', 1, '4: ACTIVE', '200 Gb/sec (4X HDR)', 'InfiniBand');
+  port('mlx5_1', 1, '4: ACTIVE', '200 Gb/sec (4X HDR)', 'InfiniBand');
+  port('mlx5_2', 1, '4: ACTIVE', '100 Gb/sec (4X EDR)', 'Ethernet');
+  w('sys/class/infiniband/mlx5_0/ports/1/counters/link_downed', '255\n');
+  w('sys/class/infiniband/mlx5_1/ports/1/hw_counters/packet_seq_err', '48221\n');
+  ['mlx5_0', 'mlx5_1', 'mlx5_2'].forEach((h, i) => w(`sys/class/infiniband_verbs/uverbs${i}/ibdev`, h + '\n'));
+  const proc = (pid, targets) => {
+    const fd = path.join(root, 'proc', String(pid), 'fd');
+    fs.mkdirSync(fd, { recursive: true });
+    targets.forEach((t, i) => fs.symlinkSync(t, path.join(fd, String(i))));
+  };
+  const jobs = { 918001: [[41001, 41002], 0], 918002: [[42001], 1], 918003: [[43001], 1], 918004: [[44001, 44002], 2] };
+  for (const [job, [pids, uverbs]] of Object.entries(jobs)) {
+    const dir = `sys/fs/cgroup/system.slice/slurmstepd.scope/job_${job}`;
+    w(`${dir}/step_0/user/task_0/cgroup.procs`, pids.join('\n') + '\n');
+    for (const pid of pids) proc(pid, ['/dev/null', `/dev/infiniband/uverbs${uverbs}`]);
+  }
+}
+
+async function runFabricChecks(tmp, ajv) {
+  const root = path.join(tmp, 'fabric-node');
+  syntheticFabricTree(root);
+  const v = 'stdio live (synthetic fabric tree)';
+  let conn, validateReport;
+  await check(`${v}: connect and compile the fabric report_schema`, async () => {
+    conn = await stdioVariant.connect({ live: ['--fabric-root', root] });
+    const d = await conn.client.callTool(
+      { name: 'slurm_describe', arguments: { topic: 'fabric' } }, undefined, callOpts);
+    assert(/CANNOT SEE/.test(d.structuredContent?.detail ?? ''), 'detail does not say what it cannot see');
+    validateReport = ajv.compile(d.structuredContent.report_schema);
+    return 'report_schema compiled';
+  });
+  if (!conn || !validateReport) return;
+  await check(`${v}: fabric answers structuredContent valid against outputSchema and report_schema`, async () => {
+    const r = await conn.client.callTool(
+      { name: 'slurm_query', arguments: { topic: 'fabric' } }, undefined, callOpts);
+    assert(r.isError !== true, `isError: ${textOf(r).slice(0, 300)}`);
+    const report = r.structuredContent?.report;
+    assert(report && validateReport(report), `report invalid: ${ajv.errorsText(validateReport?.errors)}`);
+    const by = Object.fromEntries(report.ports.map((p) => [`${p.device}/${p.port}`, p]));
+    assert(by['mlx5_0/1'].attributed_job === '918001', `mlx5_0/1 ${JSON.stringify(by['mlx5_0/1'].attributed_job)}`);
+    assert(by['mlx5_1/1'].suppression === 'shared', `mlx5_1/1 ${by['mlx5_1/1'].suppression}`);
+    assert(by['mlx5_2/1'].attributed_job === '918004', `mlx5_2/1 ${by['mlx5_2/1'].attributed_job}`);
+    assert(by['mlx5_0/1'].counters.link_downed.saturated === true, 'link_downed 255 not saturated');
+    assert(by['mlx5_0/1'].absent_counters.includes('port_xmit_data'), 'a missing counter is not absent');
+    return `layout ${report.node.layout}, ${report.ports.length} ports`;
+  });
+  await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
 }
 
 // Closes a stdio connection and waits until its tracked child is seen gone (the liveness poll
