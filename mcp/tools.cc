@@ -71,9 +71,8 @@ TopicRead ReadTopic(Backend& backend, const Topic& topic, const std::vector<std:
   return r;
 }
 
-// The structured answer of one topic read with evidence.
-Json EvidenceJson(const Topic& topic, const TopicRead& read) {
-  const Evidence& e = read.evidence;
+// Where a topic answer's evidence came from: the fields every structured answer starts with.
+Json Provenance(const Topic& topic, const Evidence& e) {
   Json j = {{"topic", topic.name},
             {"source", e.source},
             {"outcome", OutcomeName(e.outcome)},
@@ -82,6 +81,13 @@ Json EvidenceJson(const Topic& topic, const TopicRead& read) {
             {"seconds", e.seconds},
             {"cached", e.cached}};
   if (e.cached) j["cache_age_seconds"] = e.cache_age_seconds;
+  return j;
+}
+
+// The structured answer of one topic read with evidence.
+Json EvidenceJson(const Topic& topic, const TopicRead& read) {
+  const Evidence& e = read.evidence;
+  Json j = Provenance(topic, e);
   if (!e.ok()) {
     j["cause"] = e.cause;
     return j;
@@ -198,18 +204,11 @@ ToolResult GpuHealthQuery(const SurfaceOptions& o, const Topic& topic,
     r.content.push_back(TextBlock(NoEvidence(shown)));
     return r;
   }
-  Json structured = {{"topic", topic.name},
-                     {"source", e.source},
-                     {"outcome", OutcomeName(e.outcome)},
-                     {"evidence_time", e.evidence_time},
-                     {"argv", e.argv},
-                     {"seconds", e.seconds},
-                     {"cached", e.cached},
-                     {"rows", health.rows},
-                     {"total_rows", health.rows.size()},
-                     {"truncated", false},
-                     {"report", health.report}};
-  if (e.cached) structured["cache_age_seconds"] = e.cache_age_seconds;
+  Json structured = Provenance(topic, e);
+  structured["rows"] = health.rows;
+  structured["total_rows"] = health.rows.size();
+  structured["truncated"] = false;
+  structured["report"] = health.report;
   const Json& summary = health.report["summary"];
   std::string header =
       "[" + e.source + ", " + e.evidence_time + (e.cached ? ", cached" : "") + "] " + topic.name +
@@ -244,17 +243,11 @@ ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic) {
     r.content.push_back(TextBlock(NoEvidence(shown)));
     return r;
   }
-  Json structured = {{"topic", topic.name},
-                     {"source", e.source},
-                     {"outcome", OutcomeName(e.outcome)},
-                     {"evidence_time", e.evidence_time},
-                     {"argv", e.argv},
-                     {"seconds", e.seconds},
-                     {"cached", e.cached},
-                     {"rows", report["ports"]},
-                     {"total_rows", report["ports"].size()},
-                     {"truncated", false},
-                     {"report", report}};
+  Json structured = Provenance(topic, e);
+  structured["rows"] = report["ports"];
+  structured["total_rows"] = report["ports"].size();
+  structured["truncated"] = false;
+  structured["report"] = report;
   size_t attributed = 0, gaps = report["node"]["gaps"].size();
   for (const Json& p : report["ports"]) attributed += p["attributed_job"].is_string() ? 1 : 0;
   std::string header = "[" + e.source + ", " + e.evidence_time + "] " + topic.name + ": " +
