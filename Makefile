@@ -7,6 +7,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 .PHONY: record all deps configure build fuzz test demo bench bench-live capture clean help
+.PHONY: soak
 
 all: build
 
@@ -14,7 +15,8 @@ help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
 	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
-	@echo "make bench   build and run the guard, MCP and agent benchmarks (bench/)"
+	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
+	@echo "make soak    mcp_load for 600 s: 64 HTTP clients against slurm-mcp on the replay back-end, zero failed requests and bounded memory (not in CI; make test runs it for 60 s)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
@@ -84,6 +86,9 @@ bench: build
 	$(BUILD)/bin/mcp_bench
 	$(BUILD)/bin/agent_loop_bench
 	bench/agent_run_bench.sh $(BUILD)/bin 10
+
+soak: build
+	$(BUILD)/bin/mcp_load --clients 64 --seconds 600
 
 bench-live: build
 	$(BUILD)/bin/cluster_bench

@@ -16,390 +16,55 @@
 // ratios C++/TS are printed. When node or the SDK is missing the C++ figures are printed and the
 // reference is reported as not measured. Every server started is stopped by its PID, on errors
 // and on SIGINT/SIGTERM too. Bad flags: one line on stderr, exit 2.
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <latch>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bench/mcp_harness.h"
 #include "mcp/client.h"
 
 namespace {
 
+using slurm_rca::bench::CheckAnswer;
+using slurm_rca::bench::Clock;
+using slurm_rca::bench::CpuModel;
+using slurm_rca::bench::FindOnPath;
+using slurm_rca::bench::kCallTimeout;
+using slurm_rca::bench::kTool;
+using slurm_rca::bench::Latency;
+using slurm_rca::bench::LoadAverage;
+using slurm_rca::bench::MeasureLatency;
+using slurm_rca::bench::MeasureThroughput;
+using slurm_rca::bench::Memory;
+using slurm_rca::bench::Nproc;
+using slurm_rca::bench::ReadMemory;
+using slurm_rca::bench::ServerProcess;
+using slurm_rca::bench::Throughput;
+using slurm_rca::bench::WorkloadArguments;
 namespace fs = std::filesystem;
 using slurm_rca::mcp::Client;
 using slurm_rca::mcp::ClientOptions;
 using slurm_rca::mcp::HttpClientTransport;
 using slurm_rca::mcp::Json;
 using slurm_rca::mcp::StdioClientTransport;
-using slurm_rca::mcp::ToolCallResult;
-using Clock = std::chrono::steady_clock;
 
-constexpr char kTool[] = "slurm_query";
-const Json kArguments = {{"topic", "nodes"}};
 constexpr std::array<int, 3> kConcurrency = {1, 8, 64};
-constexpr auto kStartTimeout = std::chrono::seconds(20);
-constexpr auto kCallTimeout = std::chrono::milliseconds(30000);
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// ---------------------------------------------------------------- child processes
-
-// PIDs of the servers now running, for the signal handler (async-signal-safe access only).
-std::array<std::atomic<pid_t>, 8> g_children{};
-
-void RegisterChild(pid_t pid) {
-  for (auto& slot : g_children) {
-    pid_t expected = 0;
-    if (slot.compare_exchange_strong(expected, pid)) return;
-  }
-}
-
-void UnregisterChild(pid_t pid) {
-  for (auto& slot : g_children) {
-    pid_t expected = pid;
-    if (slot.compare_exchange_strong(expected, 0)) return;
-  }
-}
-
-extern "C" void OnFatalSignal(int sig) {
-  for (auto& slot : g_children) {
-    pid_t pid = slot.load();
-    if (pid > 0) kill(pid, SIGTERM);
-  }
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-// A server started by this process, stdin and stdout on pipes, stderr in an unlinked temporary
-// file (nothing is left behind, even on a signal).
-// Stop() (or the destructor) ends it by PID: EOF on stdin (stdio servers get 2 s to exit), then
-// SIGTERM, then SIGKILL.
-class ServerProcess {
- public:
-  struct Started {
-    std::unique_ptr<ServerProcess> process;
-    std::string error;
-  };
-
-  static Started Start(const std::string& name, const std::vector<std::string>& argv, bool stdio) {
-    auto p = std::unique_ptr<ServerProcess>(new ServerProcess(name, stdio));
-    char path[] = "/tmp/mcp_bench_stderr_XXXXXX";
-    const int err_fd = mkostemp(path, O_CLOEXEC);
-    if (err_fd < 0) return {nullptr, "mkostemp: " + std::string(std::strerror(errno))};
-    unlink(path);
-    p->stderr_fd_ = err_fd;  // closed by the destructor
-    int in[2] = {-1, -1}, out[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
-      std::string e = "pipe: " + std::string(std::strerror(errno));
-      for (int fd : {in[0], in[1], out[0], out[1]}) {
-        if (fd >= 0) close(fd);
-      }
-      return {nullptr, e};
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid == 0) {
-      // Only async-signal-safe calls until exec. The server dies with this process.
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(127);
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      dup2(err_fd, 2);
-      execv(args[0], args.data());
-      const char msg[] = "mcp_bench: exec failed\n";
-      (void)!write(2, msg, sizeof msg - 1);
-      _exit(127);
-    }
-    const int fork_errno = errno;
-    close(in[0]);
-    close(out[1]);
-    if (pid < 0) {
-      close(in[1]);
-      close(out[0]);
-      return {nullptr, "fork: " + std::string(std::strerror(fork_errno))};
-    }
-    p->pid_ = pid;
-    p->to_child_ = in[1];
-    p->from_child_ = out[0];
-    RegisterChild(pid);
-    return {std::move(p), ""};
-  }
-
-  ~ServerProcess() {
-    Stop();
-    if (stderr_fd_ >= 0) close(stderr_fd_);
-  }
-  ServerProcess(const ServerProcess&) = delete;
-  ServerProcess& operator=(const ServerProcess&) = delete;
-
-  int to_child() const { return to_child_; }
-  int from_child() const { return from_child_; }
-
-  // Waits for "serving MCP on http://HOST:PORT/mcp (...)" on stderr and returns the port, with
-  // the parenthesised words in *banner; 0 and *error when it does not come.
-  int WaitForPort(std::string* banner, std::string* error) {
-    const auto deadline = Clock::now() + kStartTimeout;
-    const std::string marker = "serving MCP on http://";
-    while (Clock::now() < deadline) {
-      const std::string text = StderrText();
-      const size_t at = text.find(marker);
-      const size_t eol = at == std::string::npos ? at : text.find('\n', at);
-      if (eol != std::string::npos) {
-        const std::string line = text.substr(at, eol - at);
-        const size_t slash = line.find("/mcp", marker.size());
-        const size_t colon = slash == std::string::npos ? slash : line.rfind(':', slash);
-        const int port = colon == std::string::npos ? 0 : std::atoi(line.c_str() + colon + 1);
-        if (port <= 0 || port > 65535) {
-          *error = name_ + ": no port in '" + line + "'";
-          return 0;
-        }
-        const size_t paren = line.find(" (", slash);
-        if (paren != std::string::npos && line.back() == ')') {
-          *banner = line.substr(paren + 2, line.size() - paren - 3);
-        }
-        return port;
-      }
-      if (Reap(false)) {
-        *error = name_ + " exited before listening: " + StderrTail();
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    *error = name_ + " did not report its port within " + std::to_string(kStartTimeout.count()) +
-             " s: " + StderrTail();
-    return 0;
-  }
-
-  // What the server wrote on stderr, at most its last 400 bytes, on one line.
-  std::string StderrTail() const {
-    std::string text = StderrText();
-    while (!text.empty() && text.back() == '\n') text.pop_back();
-    if (text.size() > 400) text = "..." + text.substr(text.size() - 400);
-    std::replace(text.begin(), text.end(), '\n', ' ');
-    return text.empty() ? "(nothing on stderr)" : text;
-  }
-
-  // Ends the server by PID; says how it ended.
-  std::string Stop() {
-    if (pid_ <= 0) return stopped_;
-    if (to_child_ >= 0) close(to_child_);
-    to_child_ = -1;
-    std::string how = "on EOF";
-    if (!reaped_ && !WaitReaped(std::chrono::milliseconds(stdio_ ? 2000 : 0))) {
-      kill(pid_, SIGTERM);
-      how = "on SIGTERM";
-      if (!WaitReaped(std::chrono::milliseconds(3000))) {
-        kill(pid_, SIGKILL);
-        how = "on SIGKILL";
-        Reap(true);
-      }
-    } else if (reaped_ && how == "on EOF" && !stdio_) {
-      how = "by itself";
-    }
-    if (from_child_ >= 0) close(from_child_);
-    from_child_ = -1;
-    UnregisterChild(pid_);
-    stopped_ = "PID " + std::to_string(pid_) + " " +
-               (WIFEXITED(status_) ? "exited " + std::to_string(WEXITSTATUS(status_))
-                                   : "killed by signal " + std::to_string(WTERMSIG(status_))) +
-               " " + how;
-    pid_ = -1;
-    return stopped_;
-  }
-
- private:
-  ServerProcess(std::string name, bool stdio) : name_(std::move(name)), stdio_(stdio) {}
-
-  std::string StderrText() const {
-    std::string text;
-    char buf[4096];
-    for (off_t at = 0;; at += static_cast<off_t>(sizeof buf)) {
-      const ssize_t n = pread(stderr_fd_, buf, sizeof buf, at);
-      if (n <= 0) break;
-      text.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof buf) break;
-    }
-    return text;
-  }
-
-  // True once the child has been waited for (blocking when `block`).
-  bool Reap(bool block) {
-    if (reaped_) return true;
-    pid_t r = waitpid(pid_, &status_, block ? 0 : WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
-    return reaped_;
-  }
-
-  bool WaitReaped(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (!Reap(false)) {
-      if (Clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-
-  const std::string name_;
-  const bool stdio_;
-  pid_t pid_ = -1;
-  int to_child_ = -1;
-  int from_child_ = -1;
-  bool reaped_ = false;
-  int status_ = 0;
-  int stderr_fd_ = -1;
-  std::string stopped_;
-};
-
-// ---------------------------------------------------------------- measurements
-
-// "" when the answer is a successful slurm_query with rows, else why not.
-std::string CheckAnswer(const slurm_rca::mcp::Result<ToolCallResult>& r) {
-  if (!r.ok()) return r.status().ToString();
-  if (r->is_error) return "tool error: " + r->Text();
-  if (!r->structured || !r->structured->contains("rows") || !(*r->structured)["rows"].is_array() ||
-      (*r->structured)["rows"].empty()) {
-    return "no rows in structuredContent";
-  }
-  return "";
-}
-
-struct Latency {
-  std::vector<double> us;  // of the calls answered well, sorted
-  long errors = 0;
-  std::string first_error;
-  double seconds = 0;
-
-  // Nearest rank.
-  double Percentile(double p) const {
-    if (us.empty()) return NAN;
-    const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(us.size())));
-    return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
-  }
-};
-
-// `warmup` calls, then `calls` timed one after the other.
-Latency MeasureLatency(Client& client, int calls, int warmup) {
-  Latency l;
-  for (int i = 0; i < warmup; ++i) client.CallTool(kTool, kArguments, nullptr, kCallTimeout);
-  l.us.reserve(calls);
-  const auto start = Clock::now();
-  for (int i = 0; i < calls; ++i) {
-    const auto t0 = Clock::now();
-    auto r = client.CallTool(kTool, kArguments, nullptr, kCallTimeout);
-    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    if (std::string e = CheckAnswer(r); e.empty()) {
-      l.us.push_back(us);
-    } else if (l.errors++ == 0) {
-      l.first_error = e;
-    }
-  }
-  l.seconds = Seconds(start);
-  std::sort(l.us.begin(), l.us.end());
-  return l;
-}
-
-struct Throughput {
-  int clients = 0;
-  int running = 0;         // clients that got a session and called
-  long init_failures = 0;  // initialize attempts that failed (each client tries up to 5 times)
-  long ok = 0;
-  long errors = 0;  // calls answered badly or not at all
-  double seconds = 0;
-  std::string first_init_error, first_call_error;
-  double Rate() const { return seconds > 0 ? static_cast<double>(ok) / seconds : NAN; }
-};
-
-// `clients` threads, each with its own Client and session (initialized before the clock starts;
-// a failed initialize is counted and retried up to 5 times), call as fast as they can for
-// `seconds`. The rate counts answers checked good over the time from the start to the last answer.
-Throughput MeasureThroughput(int port, int clients, double seconds) {
-  Throughput t;
-  t.clients = clients;
-  std::latch ready(clients);
-  std::latch go(1);
-  std::atomic<long> ok{0}, errors{0}, init_failures{0};
-  std::atomic<int> running{0};
-  std::mutex mu;
-  Clock::time_point start, deadline;
-  std::vector<Clock::time_point> last(clients);
-  auto note_error = [&](std::atomic<long>& counter, std::string& first, const std::string& e) {
-    counter.fetch_add(1);
-    std::lock_guard<std::mutex> lock(mu);
-    if (first.empty()) first = e;
-  };
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) {
-    threads.emplace_back([&, i] {
-      Client client(std::make_unique<HttpClientTransport>("127.0.0.1", port),
-                    ClientOptions{.timeout = kCallTimeout});
-      bool initialized = false;
-      for (int attempt = 0; attempt < 5 && !initialized; ++attempt) {
-        if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
-        auto init = client.Initialize("mcp_bench", "0.1.0");
-        initialized = init.ok();
-        if (!initialized) note_error(init_failures, t.first_init_error, init.status().ToString());
-      }
-      ready.count_down();
-      go.wait();
-      last[i] = start;
-      if (!initialized) return;
-      running.fetch_add(1);
-      while (Clock::now() < deadline) {
-        std::string e = CheckAnswer(client.CallTool(kTool, kArguments, nullptr, kCallTimeout));
-        last[i] = Clock::now();
-        if (e.empty()) {
-          ok.fetch_add(1);
-        } else {
-          note_error(errors, t.first_call_error, e);
-        }
-      }
-    });
-  }
-  ready.wait();
-  start = Clock::now();
-  deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  go.count_down();
-  for (std::thread& th : threads) th.join();
-  t.ok = ok.load();
-  t.errors = errors.load();
-  t.init_failures = init_failures.load();
-  t.running = running.load();
-  t.seconds =
-      std::chrono::duration<double>(*std::max_element(last.begin(), last.end()) - start).count();
-  return t;
-}
 
 // ---------------------------------------------------------------- one server's figures
 
@@ -408,10 +73,16 @@ struct Figures {
   std::string server;  // serverInfo name and version
   std::string banner;  // what the HTTP server said about itself on stderr
   std::optional<Latency> stdio, http;
-  std::vector<Throughput> throughput;  // per kConcurrency level
-  std::optional<Json> answer;          // structuredContent of one stdio call
-  std::string error;                   // the first failure; figures after it are missing
-  bool measured = true;                // false: the reference was not run at all
+  std::vector<Throughput> throughput;   // per kConcurrency level
+  std::optional<Json> answer;           // structuredContent of one stdio call
+  std::string error;                    // the first failure; figures after it are missing
+  bool measured = true;                 // false: the reference was not run at all
+  Memory stdio_memory;                  // at the end of the stdio latency run
+  Memory http_idle;                     // after the first HTTP tools/call
+  double http_peak_rss_mib = NAN;       // highest VmRSS sampled once a second under load
+  Memory http_after_load;               // after the last throughput level (VmHWM: the peak)
+  std::optional<Latency> connect;       // TCP connect+close to the HTTP port, no request
+  std::vector<double> cpu_us_per_call;  // server utime+stime per answered call, per level
 };
 
 std::string Percent(long part, long whole) {
@@ -467,13 +138,14 @@ void StdioPhase(Figures& f, const std::vector<std::string>& argv, int calls, int
                 "; server stderr: " + s.process->StderrTail();
     } else {
       f.server = ServerName(init->server_info);
-      auto first = client.CallTool(kTool, kArguments, nullptr, kCallTimeout);
+      auto first = client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout);
       if (std::string e = CheckAnswer(first); !e.empty()) {
         f.error = "stdio tools/call: " + e;
       } else {
         f.answer = *first->structured;
         f.stdio = MeasureLatency(client, calls, warmup);
         PrintLatency(f, "stdio", *f.stdio);
+        f.stdio_memory = ReadMemory(s.process->pid());
       }
     }
     client.transport().Close();
@@ -482,7 +154,7 @@ void StdioPhase(Figures& f, const std::vector<std::string>& argv, int calls, int
 }
 
 // Measures one-client latency over HTTP on `port`.
-void HttpLatency(Figures& f, int port, int calls, int warmup) {
+void HttpLatency(Figures& f, pid_t pid, int port, int calls, int warmup) {
   Client client(std::make_unique<HttpClientTransport>("127.0.0.1", port),
                 ClientOptions{.timeout = kCallTimeout});
   auto init = client.Initialize("mcp_bench", "0.1.0");
@@ -491,55 +163,42 @@ void HttpLatency(Figures& f, int port, int calls, int warmup) {
     return;
   }
   if (f.server.empty()) f.server = ServerName(init->server_info);
-  auto first = client.CallTool(kTool, kArguments, nullptr, kCallTimeout);
+  auto first = client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout);
   if (std::string e = CheckAnswer(first); !e.empty()) {
     f.error = "http tools/call: " + e;
     return;
   }
   if (!f.answer) f.answer = *first->structured;
+  f.http_idle = ReadMemory(pid);
   f.http = MeasureLatency(client, calls, warmup);
   PrintLatency(f, "http", *f.http);
   client.transport().Close();
 }
 
-// ---------------------------------------------------------------- environment
-
-std::string FindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate;
-  }
-  return "";
-}
-
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
+// `calls` loopback TCP connections to `port`, each connected and closed without a request: the
+// part of an HTTP call's latency that a client opening a connection per message pays in connect.
+Latency ConnectLatency(int port, int calls) {
+  Latency l;
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const auto start = Clock::now();
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = Clock::now();
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) close(fd);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (ok) {
+      l.us.push_back(us);
+    } else if (l.errors++ == 0) {
+      l.first_error = "connect failed";
     }
   }
-  return "unknown CPU";
-}
-
-// The 1, 5 and 15 minute load averages: other work on the machine skews the figures.
-std::string LoadAverage() {
-  std::ifstream f("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(f >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
-}
-
-int Nproc() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::thread::hardware_concurrency());
+  l.seconds = slurm_rca::bench::Seconds(start);
+  std::sort(l.us.begin(), l.us.end());
+  return l;
 }
 
 // The rows of the summary: a label, how to read one figure, and whether lower is better.
@@ -548,6 +207,11 @@ struct Row {
   std::function<std::optional<double>(const Figures&)> value;
   bool lower_better;
 };
+
+std::optional<double> Mib(double v) {
+  if (std::isnan(v)) return std::nullopt;
+  return v;
+}
 
 std::string Cell(std::optional<double> v, const char* format) {
   if (!v || std::isnan(*v)) return "-";
@@ -642,10 +306,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  struct sigaction sa = {};
-  sa.sa_handler = OnFatalSignal;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  slurm_rca::bench::InstallChildCleanup();
 
   const int warmup = std::clamp(calls / 10, 10, 200);
   struct utsname u = {};
@@ -656,7 +317,7 @@ int main(int argc, char** argv) {
       "share it, loopback only\n",
       Nproc(), CpuModel().c_str(), u.sysname, u.release, LoadAverage().c_str());
   std::printf("workload:  tools/call %s %s on the replay of %s (last snapshot);\n", kTool,
-              kArguments.dump().c_str(), bundle.c_str());
+              WorkloadArguments().dump().c_str(), bundle.c_str());
   std::printf("           latency: %d timed calls one after the other after %d warm-up calls;\n",
               calls, warmup);
   std::printf(
@@ -716,16 +377,41 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
     if (ports[i] && http_servers[i]->error.empty()) {
-      HttpLatency(*http_servers[i], ports[i], calls, warmup);
+      HttpLatency(*http_servers[i], started[i].process->pid(), ports[i], calls, warmup);
+      http_servers[i]->connect = ConnectLatency(ports[i], calls);
+      PrintLatency(*http_servers[i], "tcp", *http_servers[i]->connect);
     }
   }
   for (int clients : kConcurrency) {
     for (size_t i = 0; i < http_servers.size(); ++i) {
       Figures& f = *http_servers[i];
       if (!ports[i] || !f.error.empty()) continue;
-      f.throughput.push_back(MeasureThroughput(ports[i], clients, seconds));
+      const pid_t pid = started[i].process->pid();
+      auto sample = [&f, pid] {
+        const double rss = ReadMemory(pid).rss_mib;
+        if (std::isnan(f.http_peak_rss_mib) || rss > f.http_peak_rss_mib) f.http_peak_rss_mib = rss;
+      };
+      const double cpu_before = slurm_rca::bench::CpuSeconds(pid);
+      f.throughput.push_back(MeasureThroughput(ports[i], clients, seconds, sample));
+      const double cpu = slurm_rca::bench::CpuSeconds(pid) - cpu_before;
+      f.cpu_us_per_call.push_back(f.throughput.back().ok > 0
+                                      ? 1e6 * cpu / static_cast<double>(f.throughput.back().ok)
+                                      : NAN);
       PrintThroughput(f, f.throughput.back());
+      std::printf("  %-18s       server CPU %.1f s over the level: %.0f us per answered call\n",
+                  f.label.c_str(), cpu, f.cpu_us_per_call.back());
     }
+  }
+  for (size_t i = 0; i < http_servers.size(); ++i) {
+    Figures& f = *http_servers[i];
+    if (!started[i].process || !f.error.empty()) continue;
+    f.http_after_load = ReadMemory(started[i].process->pid());
+    std::printf(
+        "  %-18s memory: stdio VmHWM %.1f MiB; http VmRSS %.1f MiB idle, %.1f MiB peak sampled "
+        "under "
+        "load, VmHWM %.1f MiB, VmRSS %.1f MiB after load\n",
+        f.label.c_str(), f.stdio_memory.hwm_mib, f.http_idle.rss_mib, f.http_peak_rss_mib,
+        f.http_after_load.hwm_mib, f.http_after_load.rss_mib);
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
     if (started[i].process) {
@@ -770,6 +456,18 @@ int main(int argc, char** argv) {
       return l->Percentile(p);
     };
   };
+  auto under_load = [](size_t level, double p) {
+    return [level, p](const Figures& f) -> std::optional<double> {
+      if (level >= f.throughput.size()) return std::nullopt;
+      return f.throughput[level].latency.Percentile(p);
+    };
+  };
+  auto cpu_at = [](size_t level) {
+    return [level](const Figures& f) -> std::optional<double> {
+      if (level >= f.cpu_us_per_call.size()) return std::nullopt;
+      return f.cpu_us_per_call[level];
+    };
+  };
   const std::vector<Row> rows = {
       {"stdio latency p50 (us)", latency(true, 0.50), true},
       {"stdio latency p99 (us)", latency(true, 0.99), true},
@@ -778,6 +476,14 @@ int main(int argc, char** argv) {
       {"http req/s, 1 client", throughput_at(0), false},
       {"http req/s, 8 clients", throughput_at(1), false},
       {"http req/s, 64 clients", throughput_at(2), false},
+      {"server CPU/call, 8 cl (us)", cpu_at(1), true},
+      {"http p50 at 64 clients (us)", under_load(2, 0.50), true},
+      {"http p99 at 64 clients (us)", under_load(2, 0.99), true},
+      {"stdio VmHWM (MiB)", [](const Figures& f) { return Mib(f.stdio_memory.hwm_mib); }, true},
+      {"http VmRSS idle (MiB)", [](const Figures& f) { return Mib(f.http_idle.rss_mib); }, true},
+      {"http VmHWM (MiB)", [](const Figures& f) { return Mib(f.http_after_load.hwm_mib); }, true},
+      {"http VmRSS after (MiB)", [](const Figures& f) { return Mib(f.http_after_load.rss_mib); },
+       true},
   };
   std::printf(
       "\nsummary (one machine, one run; C++/TS: latency below 1 and req/s above 1 mean "
@@ -802,6 +508,41 @@ int main(int argc, char** argv) {
           f->label.c_str(), t.clients, t.init_failures, t.running, t.clients, t.errors,
           t.errors + t.ok);
     }
+  }
+  if (ts.measured) {
+    // Issue #9's targets, read off the rows above: a ratio, never a pass or a fail of the run.
+    struct Target {
+      std::string what;
+      size_t row;
+      double bound;  // the C++/TS ratio must be at most this (lower_better) or at least it
+    };
+    const std::vector<Target> targets = {
+        {"http latency p50, 10x lower", 2, 0.1},  {"http latency p99, 10x lower", 3, 0.1},
+        {"stdio latency p50, 10x lower", 0, 0.1}, {"http req/s 1 client, 5x", 4, 5.0},
+        {"http req/s 8 clients, 5x", 5, 5.0},     {"http req/s 64 clients, 5x", 6, 5.0},
+        {"http VmHWM, 10x smaller", 12, 0.1},
+    };
+    std::printf("\ntargets (issue #9; C++/TS ratio against the bound)\n");
+    for (const Target& t : targets) {
+      const Row& r = rows[t.row];
+      std::optional<double> a = r.value(cpp), b = r.value(ts);
+      if (!a || !b || *b <= 0 || std::isnan(*a) || std::isnan(*b)) {
+        std::printf("  %-30s not measured\n", t.what.c_str());
+        continue;
+      }
+      const double ratio = *a / *b;
+      const bool met = r.lower_better ? ratio <= t.bound : ratio >= t.bound;
+      std::printf("  %-30s ratio %6.2f, bound %s%.1f: %s\n", t.what.c_str(), ratio,
+                  r.lower_better ? "<= " : ">= ", t.bound, met ? "met" : "NOT met");
+    }
+  }
+  if (cpp.connect && cpp.http && !cpp.connect->us.empty() && !cpp.http->us.empty()) {
+    const double connect_p50 = cpp.connect->Percentile(0.5);
+    const double http_p50 = cpp.http->Percentile(0.5);
+    std::printf(
+        "\nfloor: a bare TCP connect+close to slurm-mcp's port takes p50 %.1f us, %.0f%% of its "
+        "http p50 (%.1f us); the client opens a connection per message\n",
+        connect_p50, 100.0 * connect_p50 / http_p50, http_p50);
   }
   int rc = 0;
   for (const Figures* f : {&cpp, &ts}) {
