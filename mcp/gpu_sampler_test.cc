@@ -6,9 +6,17 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
+
+#include "mcp/live_backend.h"
+#include "mcp/replay_backend.h"
+#include "mcp/tools.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -171,6 +179,134 @@ TEST(GpuSamplerTest, StartAndStopRunCycles) {
   sampler.Stop();  // returns at once although the interval is an hour
   EXPECT_EQ(sampler.Describe()["cycles"], 1);
   EXPECT_EQ(store.Snapshot()["n01"].size(), 1u);
+}
+
+// ---- the gpu_idle topic through slurm_query, on the TEST DOUBLES of mcp/testdata/gpu_idle ----
+
+namespace fs = std::filesystem;
+
+class NullContext : public ToolContext {
+ public:
+  void Progress(double, std::optional<double>, const std::string&) override {}
+  void Log(const std::string&, const Json&) override {}
+  bool Cancelled() const override { return false; }
+};
+
+ToolResult QueryGpuIdle(const SurfaceOptions& o) {
+  NullContext context;
+  for (const Tool& t : BuildTools(o)) {
+    if (t.name == kQueryTool) return t.run(Json{{"topic", "gpu_idle"}}, context);
+  }
+  ADD_FAILURE() << "no slurm_query";
+  return {};
+}
+
+// A trusted directory holding copies of the nvidia-smi and squeue test doubles.
+class DoubleDir {
+ public:
+  DoubleDir() {
+    dir_ = fs::temp_directory_path() / ("gpu_idle_test." + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const auto mode = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec;
+    fs::permissions(dir_, mode);
+    for (const char* p : {"nvidia-smi", "squeue"}) {
+      fs::copy_file(fs::path(SLURM_RCA_SOURCE_DIR) / "mcp/testdata/gpu_idle" / p, dir_ / p);
+      fs::permissions(dir_ / p, mode);
+    }
+  }
+  ~DoubleDir() { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  void Remove(const std::string& name) { fs::remove(dir_ / name); }
+  std::string path() const { return dir_.string(); }
+
+ private:
+  fs::path dir_;
+};
+
+TEST(GpuIdleToolTest, IdleJobJudgedFromSamplesThenAFailingNvidiaSmiIsAnOutage) {
+  DoubleDir dir;
+  const std::int64_t start = 1'800'000'000;
+  std::string iso = UnixToIso(start);
+  iso.pop_back();  // squeue prints no Z
+  dir.Write("jobs.txt", "4242|" + iso + "|gpu-double|cpu=8,mem=64G,node=1,gres/gpu=2|train\n");
+  dir.Write("device.csv",
+            "0, GPU-0, 0, 0, 81559, 24.0, Disabled\n1, GPU-1, 0, 0, 81559, 25.0, Disabled\n");
+  LiveOptions lo;
+  lo.executor.trusted_dirs = {dir.path()};
+  lo.executor.timeout = std::chrono::milliseconds(5000);
+  lo.cache_ttl_seconds = 0;
+  lo.max_per_minute = 0;
+  LiveBackend live(lo);
+  GpuSampleStore store;
+  std::int64_t now = start + 16 * 60;
+  GpuSampler sampler(&live, &store,
+                     GpuSamplerOptions{.interval = 120, .local_node = "gpu-double",
+                                       .clock = [&] { return now; }});
+  SurfaceOptions o;
+  o.backend = &live;
+  o.gpu_samples = &store;
+  o.gpu_sampling = [&] { return sampler.Describe(); };
+  o.clock = [&] { return now; };
+  for (; now <= start + 36 * 60; now += 120) sampler.SampleOnce();
+  now -= 120;
+  ToolResult r = QueryGpuIdle(o);
+  ASSERT_FALSE(r.is_error) << ResultText(r);
+  ASSERT_TRUE(r.structured.has_value());
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["topic"], "gpu_idle");
+  EXPECT_EQ(s["source"], "live");
+  ASSERT_EQ(s["rows"].size(), 1u);
+  EXPECT_EQ(s["rows"][0]["status"], "judged") << s.dump();
+  EXPECT_EQ(s["rows"][0]["signature"], "idle");
+  EXPECT_EQ(s["rows"][0]["evidence"]["nodes"][0]["observations"], 11);  // 16..36 min
+  EXPECT_EQ(s["report"]["sampling"]["nvidia_smi_node"], "gpu-double");
+  EXPECT_NE(ResultText(r).find("classification only, nothing was done"), std::string::npos);
+
+  // nvidia-smi starts failing (exit 9): four cycles later the GPUs are unseen, not idle.
+  dir.Write("device.exit", "9\n");
+  for (int i = 0; i < 4; ++i) {
+    now += 120;
+    sampler.SampleOnce();
+  }
+  r = QueryGpuIdle(o);
+  ASSERT_FALSE(r.is_error) << ResultText(r);
+  const Json& row = (*r.structured)["rows"][0];
+  EXPECT_EQ(row["status"], "stale_newest") << row.dump();
+  EXPECT_FALSE(row.contains("signature"));
+  EXPECT_EQ(row["evidence"]["nodes"][0]["failed_reads"], 4);
+  EXPECT_EQ((*r.structured)["report"]["nodes"][0]["last_read_ok"], false);
+
+  // The job read fails: no evidence at all, never a verdict.
+  dir.Write("jobs.txt", "");
+  dir.Remove("squeue");
+  r = QueryGpuIdle(o);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(ResultText(r).find("NO EVIDENCE"), std::string::npos) << ResultText(r);
+}
+
+TEST(GpuIdleToolTest, SamplingOffOrReplayIsNoEvidence) {
+  LiveBackend live(LiveOptions{});
+  SurfaceOptions o;
+  o.backend = &live;
+  ToolResult r = QueryGpuIdle(o);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(ResultText(r).find("NO EVIDENCE (unavailable, live"), std::string::npos)
+      << ResultText(r);
+  EXPECT_NE(ResultText(r).find("sampling is off"), std::string::npos) << ResultText(r);
+
+  std::string error;
+  auto replay = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
+  ASSERT_NE(replay, nullptr) << error;
+  o.backend = replay.get();
+  r = QueryGpuIdle(o);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(ResultText(r).find("NO EVIDENCE (unavailable, replay"), std::string::npos)
+      << ResultText(r);
+  EXPECT_NE(ResultText(r).find("not recorded in this bundle"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "guard/policy.h"
 #include "mcp/audit_log.h"
 #include "mcp/client.h"
+#include "mcp/gpu_sampler.h"
 #include "mcp/http_transport.h"
 #include "mcp/live_backend.h"
 #include "mcp/replay_backend.h"
@@ -257,6 +259,31 @@ int main(int argc, char** argv) {
   serve->add_flag("--conformance-fixtures", fixtures,
                   "Also register the conformance suite's test tools (never in production)");
   flags.Add(serve);
+  // gpu_idle's sampling: off unless an interval is given (it starts processes and HTTP requests
+  // on a schedule, which a read-only server must not do unasked).
+  std::int64_t gpu_interval = 0;
+  std::string gpu_node;
+  std::vector<std::string> dcgm_hosts;
+  GpuIdleOptions idle;
+  serve->add_option("--gpu-sample-interval", gpu_interval,
+                    "gpu_idle: seconds between GPU samples (0: off; the seed's default is 120)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3600}))
+      ->capture_default_str();
+  serve->add_option("--gpu-node-name", gpu_node,
+                    "gpu_idle: the Slurm node name of this host's nvidia-smi samples (default: "
+                    "the host name, when no --dcgm-host is given)");
+  serve->add_option("--dcgm-host", dcgm_hosts,
+                    "gpu_idle: [NODE=]HOST[:PORT] of a dcgm-exporter to scrape "
+                    "(http://HOST:PORT/metrics, port 9400 by default); repeatable, the allowlist");
+  serve->add_option("--gpu-idle-window", idle.window, "gpu_idle: seconds judged")
+      ->capture_default_str();
+  serve->add_option("--gpu-idle-warmup", idle.warmup, "gpu_idle: seconds after a job's start not judged")
+      ->capture_default_str();
+  serve->add_option("--gpu-idle-max-gap", idle.max_sample_gap,
+                    "gpu_idle: a longer hole between samples is an outage that resets history")
+      ->capture_default_str();
+  serve->add_option("--gpu-idle-min-samples", idle.min_samples, "gpu_idle: observations needed per node")
+      ->capture_default_str();
 
   CLI::App* tools_cmd = app.add_subcommand("tools", "List the tools and the size of tools/list");
   tools_cmd->add_flag("--json", json, "The tools/list result as JSON");
@@ -386,6 +413,40 @@ int main(int argc, char** argv) {
     if (!audit) return Usage(error);
     surface.audit = [log = audit.get()](const Json& entry) { log->Record(entry); };
   }
+  std::unique_ptr<GpuSampleStore> gpu_store;
+  std::unique_ptr<GpuSampler> sampler;
+  if (*serve && gpu_interval > 0) {
+    if (!flags.replay.empty()) return Usage("--gpu-sample-interval needs the live back-end, not --replay");
+    idle.interval = gpu_interval;
+    if (std::string e = ValidateGpuIdleOptions(idle); !e.empty()) {
+      return Usage("gpu_idle: " + e + " (interval " + std::to_string(idle.interval) +
+                   ", max gap " + std::to_string(idle.max_sample_gap) + ", window " +
+                   std::to_string(idle.window) + ")");
+    }
+    GpuSamplerOptions so;
+    so.interval = gpu_interval;
+    so.dcgm_timeout = std::min<std::int64_t>(5, gpu_interval);
+    for (const std::string& spec : dcgm_hosts) {
+      DcgmHost h;
+      if (std::string e = ParseDcgmHost(spec, &h); !e.empty()) return Usage(e);
+      so.dcgm.push_back(h);
+    }
+    so.local_node = gpu_node;
+    if (so.local_node.empty() && so.dcgm.empty()) {
+      char host[256] = {};
+      if (gethostname(host, sizeof host - 1) == 0) so.local_node = host;
+      so.local_node = so.local_node.substr(0, so.local_node.find('.'));
+    }
+    DcgmHost check;
+    if (!so.local_node.empty() && !ParseDcgmHost(so.local_node, &check).empty()) {
+      return Usage("--gpu-node-name '" + so.local_node + "' is not a safe node name");
+    }
+    gpu_store = std::make_unique<GpuSampleStore>(512);
+    sampler = std::make_unique<GpuSampler>(backend.get(), gpu_store.get(), so);
+    surface.gpu_samples = gpu_store.get();
+    surface.gpu_idle = idle;
+    surface.gpu_sampling = [s = sampler.get()] { return s->Describe(); };
+  }
   std::vector<Tool> tools = BuildTools(surface);
 
   if (*overview) return RunTool(tools, kOverviewTool, Json::object(), json);
@@ -423,6 +484,7 @@ int main(int argc, char** argv) {
     server_options.resources = std::move(skills.resources);
   }
   Server server(std::move(server_options));
+  if (sampler) sampler->Start();
   if (stdio) {
     std::signal(SIGPIPE, SIG_IGN);
     return RunStdio(server, 0, 1);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <map>
 #include <thread>
 
 namespace slurm_rca::mcp {
@@ -143,7 +145,7 @@ Json QueryOutputSchema() {
             {"report",
              {{"type", "object"},
               {"description",
-               "gpu_health and fabric only: the judgement over the rows; its schema is "
+               "gpu_health, gpu_idle and fabric only: the judgement over the rows; its schema is "
                "slurm_describe's "
                "report_schema"}}}}},
           {"required", {"topic", "source", "outcome", "evidence_time", "argv", "rows", "total_rows",
@@ -151,7 +153,7 @@ Json QueryOutputSchema() {
           {"additionalProperties", false}};
   // Per topic: a telemetry topic's report has its own schema (slurm_describe gives it as
   // report_schema); every other topic's answer is evidence only when it read ok.
-  Json if_telemetry = {{"properties", {{"topic", {{"enum", Json::array({"gpu_health", "fabric"})}}}}},
+  Json if_telemetry = {{"properties", {{"topic", {{"enum", Json::array({"gpu_health", "gpu_idle", "fabric"})}}}}},
                         {"required", Json::array({"topic"})}};
   // The report's full schema stays out of tools/list (it would triple its size); it is
   // slurm_describe's report_schema.
@@ -264,6 +266,68 @@ ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic) {
   return r;
 }
 
+// gpu_idle: the server's own GPU samples judged against squeue's running jobs. No samples (sampling
+// off, or replay) and a failed job read are both no evidence: never an idle or a busy GPU.
+ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic) {
+  ToolResult r;
+  if (o.gpu_samples == nullptr) {
+    Evidence e;
+    e.outcome = Evidence::Outcome::kUnavailable;
+    e.source = o.backend->Label();
+    e.argv = topic.argv;
+    e.evidence_time = UnixToIso(o.clock ? o.clock() : std::time(nullptr));
+    e.cause = e.source == "replay"
+                  ? "`samples gpu_idle` is not recorded in this bundle (GPU samples are taken "
+                    "live, by slurm-mcp serve --gpu-sample-interval); no evidence, not an idle GPU"
+                  : "GPU sampling is off on this server (start slurm-mcp serve with "
+                    "--gpu-sample-interval SECONDS and --gpu-node-name NODE and/or --dcgm-host "
+                    "HOST); no evidence, not an idle GPU";
+    Audit(o, kQueryTool, topic.name, e);
+    r.is_error = true;
+    r.content.push_back(TextBlock(NoEvidence(e)));
+    return r;
+  }
+  Evidence jobs_read = o.backend->Read(RunningJobsArgv());
+  Audit(o, kQueryTool, topic.name, jobs_read);
+  if (!jobs_read.ok()) {
+    Evidence shown = jobs_read;
+    shown.cause = "the running jobs could not be read, so no GPU can be judged: " + jobs_read.cause;
+    r.is_error = true;
+    r.content.push_back(TextBlock(NoEvidence(shown)));
+    return r;
+  }
+  std::vector<std::string> rejected;
+  std::vector<RunningJob> jobs = ParseRunningJobs(jobs_read.out, &rejected);
+  const std::int64_t now = o.clock ? o.clock() : static_cast<std::int64_t>(std::time(nullptr));
+  Json report = JudgeGpuIdle(jobs, o.gpu_samples->Snapshot(), now, o.gpu_idle);
+  report["sampling"] = o.gpu_sampling ? o.gpu_sampling() : Json::object();
+  report["rejected_jobs"] = rejected;
+  Json structured = Provenance(topic, jobs_read);
+  structured["rows"] = report["jobs"];
+  structured["total_rows"] = report["jobs"].size();
+  structured["truncated"] = false;
+  structured["report"] = report;
+  std::map<std::string, int> counts;
+  for (const Json& j : report["jobs"]) {
+    std::string key = j["status"].get<std::string>();
+    if (key == "judged") {
+      key = j["signature"].is_null() ? "busy" : j["signature"].get<std::string>();
+    }
+    ++counts[key];
+  }
+  std::string tally;
+  for (const auto& [k, n] : counts) tally += (tally.empty() ? "" : ", ") + k + " " + std::to_string(n);
+  std::string header = "[" + jobs_read.source + ", " + UnixToIso(now) + "] " + topic.name + ": " +
+                       std::to_string(jobs.size()) + " running jobs" +
+                       (tally.empty() ? "" : " (" + tally + ")") + ", " +
+                       std::to_string(report["nodes"].size()) +
+                       " sampled nodes (classification only, nothing was done)";
+  r.content.push_back(TextBlock(header + "\n" +
+                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  return r;
+}
+
 ToolResult Query(const SurfaceOptions& o, const Json& args) {
   if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
     return InputError(e);
@@ -296,6 +360,7 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
   if (!built.error.empty()) return InputError(built.error);
   if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv);
   if (topic->format == Format::kFabric) return FabricQuery(o, *topic);
+  if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic);
   TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
   Audit(o, kQueryTool, topic->name, read.evidence);
   if (!read.evidence.ok()) {

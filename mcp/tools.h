@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "mcp/evidence.h"
+#include "mcp/gpu_idle.h"
 #include "mcp/server.h"
 #include "mcp/topics.h"
 
@@ -33,6 +34,14 @@ struct SurfaceOptions {
   // Adds the test tools the official conformance suite calls (test_simple_text, ...). Never on
   // by default.
   bool conformance_fixtures = false;
+  // gpu_idle: the samples the server took (mcp/gpu_sampler.h; not owned, must outlive the tools)
+  // and what the sampler is doing (Describe()). Null: sampling is off, or replay; the topic is
+  // then no evidence.
+  const GpuSampleStore* gpu_samples = nullptr;
+  std::function<Json()> gpu_sampling;
+  GpuIdleOptions gpu_idle;
+  // Unix seconds now, for the judgement; default the system clock.
+  std::function<std::int64_t()> clock;
 };
 
 // The tools, in the order tools/list returns them.

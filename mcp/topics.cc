@@ -4,6 +4,7 @@
 
 #include "mcp/fabric.h"
 #include "mcp/gpu_health.h"
+#include "mcp/gpu_idle.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -471,6 +472,66 @@ std::vector<Topic> BuildTopics() {
   });
 
   t.push_back(Topic{
+      .name = "gpu_idle",
+      .summary = "Are running Slurm GPU jobs holding idle GPUs? An idle/hung/starved/unknown "
+                 "classification per job from GPU samples this server takes itself (nvidia-smi "
+                 "or dcgm-exporter), with the evidence window.",
+      .detail =
+          "Judged from samples this server keeps in memory, per node, from its own periodic "
+          "reads: nvidia-smi on the server's host (through the guard) and/or the dcgm-exporter "
+          "/metrics page of each host on an allowlist. Sampling is OFF unless slurm-mcp serve "
+          "is started with --gpu-sample-interval (and --gpu-node-name and/or --dcgm-host); "
+          "without it, and in replay, this topic is no evidence. Running GPU jobs come from "
+          "squeue (tres-alloc gres/gpu, node list, start time in UTC). The seed's unvalidated "
+          "defaults: a job is judged only after a 15 min warm-up (samples before it are never "
+          "evidence) over the last 20 min window, with at least 8 observations per node, none "
+          "older than 3 min (max_sample_gap), no hole longer than 3 min between them (a hole or "
+          "a stale newest sample is a monitoring outage, never idleness: history before it is "
+          "not used and the window must be covered again), every sample judgeable (utilisation "
+          "and memory known, not MIG), the same GPU count in each and at least as many GPUs as "
+          "allocated. PEAK, NOT MEAN: one sample at or above 15 % utilisation anywhere clears "
+          "the job (status judged, signature null). Otherwise signature idle (memory not held "
+          "(< 5 %), zero processes known, power known and < 60 W), hung (memory held, "
+          "processes seen, peak < 1 %), starved (memory held, peak >= 1 %) or unknown (anything "
+          "else, e.g. processes or power unknown). Every other status says why the job is not "
+          "judged: no_gpus, start_unknown, in_warmup, shared_node (another GPU job on a node: "
+          "GPUs cannot be attributed), no_samples, partial_nodes, stale_newest, gap_exceeded, "
+          "window_not_covered, insufficient_observations, varying_gpu_count, unjudgeable_gpu, "
+          "attribution_conflict (a dcgm hpc_job label names another job), "
+          "fewer_gpus_than_allocated. `evidence` shows the window and per node the first and "
+          "last sample, count, failed reads and largest gap; `stage_if_enforced` (alert, or "
+          "drain after 60 min of an idle/hung breach) is a classification only: this server "
+          "never drains, cancels or writes anything. A value that is [N/A], empty, not a number "
+          "or out of range is unknown, never 0; a failed, timed-out or refused read is a hole, "
+          "never an idle or healthy GPU. CANNOT SEE: which job uses which GPU on a shared node "
+          "(no PID to job mapping, so shared nodes are skipped); processes under dcgm-exporter "
+          "(no process data: dcgm evidence is never idle or hung); a stalled exporter that "
+          "still answers; nodes that are not sampled (only this host and the allowlisted "
+          "exporters); anything before the server started sampling (a restart starts with no "
+          "history); MIG instances; work that is not on the GPU (nvidia-smi utilisation is "
+          "coarse: one busy SM reads as busy). Tested on synthetic nvidia-smi and "
+          "dcgm-exporter test doubles with a simulated clock, never on a real GPU.",
+      .source = Source::kSamples,
+      .argv = {"samples", "gpu_idle"},
+      .columns = {{"job_id", "Slurm job id"},
+                  {"name", "job name"},
+                  {"start_time", "start time (UTC), null when unparseable"},
+                  {"nodes", "expanded node list"},
+                  {"allocated_gpus", "GPUs in tres-alloc"},
+                  {"classification_only", "always true: nothing is done"},
+                  {"status", "judged, or why the job is not judged"},
+                  {"detail", "the reason in words"},
+                  {"evidence", "window_start, window_end and per node first, last, count, gaps"},
+                  {"figures", "peak/mean util, memory fraction, power, PIDs (judged jobs)"},
+                  {"signature", "idle, hung, starved, unknown; null when busy"},
+                  {"breach_since", "first sample of the current below-threshold run"},
+                  {"dwell_seconds", "now - breach_since"},
+                  {"gpu_hours_in_breach", "GPUs x dwell"},
+                  {"stage_if_enforced", "alert or drain: classification only"}},
+      .format = Format::kGpuIdle,
+  });
+
+  t.push_back(Topic{
       .name = "fabric",
       .summary = "InfiniBand/RoCE ports of the server's host: state, rate, PMA and mlx5 counters, "
                  "and the Slurm job that is each port's only visible user (sysfs, /proc, "
@@ -933,7 +994,8 @@ const Topic* FindTopic(std::string_view name) {
 
 BuiltArgv BuildArgv(const Topic& topic, const Filters& filters) {
   BuiltArgv built;
-  for (const auto& [name, value] : filters) {
+  for (const auto& given : filters) {
+    const std::string& name = given.first;  // clang 14 cannot capture a structured binding
     bool known = std::any_of(topic.filters.begin(), topic.filters.end(),
                              [&](const Filter& f) { return f.name == name; });
     if (known) continue;
@@ -1004,6 +1066,15 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
       for (const Json& port : report["ports"]) rows.rows.push_back(port);
       break;
     }
+    case Format::kGpuIdle: {
+      Json report = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!report.is_object() || !report.contains("jobs") || !report["jobs"].is_array()) {
+        rows.error = "not a gpu_idle report";
+        break;
+      }
+      for (const Json& job : report["jobs"]) rows.rows.push_back(job);
+      break;
+    }
     case Format::kGpuHealth: {
       // Rows only; the exit code, findings and summary need the whole evidence (tools.cc).
       Evidence e;
@@ -1071,6 +1142,7 @@ Json RowSchema(const Topic& topic) {
   if (topic.columns.empty()) return nullptr;
   if (topic.format == Format::kGpuHealth) return GpuHealthRowSchema();
   if (topic.format == Format::kFabric) return FabricReportSchema()["properties"]["ports"]["items"];
+  if (topic.format == Format::kGpuIdle) return GpuIdleJobSchema();
   Json properties = Json::object();
   Json required = Json::array();
   for (const Column& c : topic.columns) {
@@ -1107,6 +1179,7 @@ Json DescribeTopic(const Topic& topic) {
             {"detail", topic.detail},
             {"source", topic.source == Source::kCommand     ? "command"
                        : topic.source == Source::kDaemonLog ? "daemon log"
+                       : topic.source == Source::kSamples   ? "server samples"
                                                             : "node files"},
             {"argv", topic.argv},
             {"filters", filters},
@@ -1114,6 +1187,7 @@ Json DescribeTopic(const Topic& topic) {
   // Telemetry topics answer with a report beside their rows (slurm_query's `report`).
   if (topic.format == Format::kGpuHealth) d["report_schema"] = GpuHealthReportSchema();
   if (topic.format == Format::kFabric) d["report_schema"] = FabricReportSchema();
+  if (topic.format == Format::kGpuIdle) d["report_schema"] = GpuIdleReportSchema();
   return d;
 }
 

@@ -46,12 +46,15 @@ enum class Format {
   kLog,          // log lines matching the `pattern` filter
   kGpuHealth,    // nvidia-smi health query: rows are GPUs judged by mcp/gpu_health.h
   kFabric,       // the fabric report of mcp/fabric.h as JSON: rows are ports
+  kGpuIdle,      // the gpu_idle report of mcp/gpu_idle.h as JSON: rows are running jobs
 };
 
 enum class Source {
   kCommand,    // argv is run by Backend::Read
   kDaemonLog,  // argv is {"log", daemon}: Backend::ReadLog(daemon, kLogTailLines)
   kNodeFiles,  // argv is {"files", "fabric"}: Backend::ReadFabric(), no process
+  kSamples,    // argv is {"samples", "gpu_idle"}: the server's own GPU samples (mcp/gpu_sampler.h)
+               // judged with a squeue read of the running jobs (mcp/tools.cc)
 };
 
 struct Filter {
@@ -92,7 +95,7 @@ inline constexpr int kLogTailLines = 5000;
 inline constexpr std::size_t kMaxLogPatternBytes = 256;
 
 // All topics, in a fixed order: queue, nodes, accounting, priority, fairshare, diagnostics,
-// config, jobs, partitions, reservations, gpu, gpu_health, fabric, logs.
+// config, jobs, partitions, reservations, gpu, gpu_health, gpu_idle, fabric, logs.
 const std::vector<Topic>& Topics();
 // nullptr when there is no topic of that exact name.
 const Topic* FindTopic(std::string_view name);

@@ -101,13 +101,13 @@ void ExpectRowsMatchSchema(const Topic& topic, const Parsed& p) {
 
 // --- the vocabulary --------------------------------------------------------------------------
 
-TEST(TopicsTest, AllFourteenInFixedOrder) {
+TEST(TopicsTest, AllFifteenInFixedOrder) {
   std::vector<std::string> names;
   for (const Topic& t : Topics()) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"queue", "nodes", "accounting", "priority",
                                              "fairshare", "diagnostics", "config", "jobs",
                                              "partitions", "reservations", "gpu", "gpu_health",
-                                             "fabric", "logs"}));
+                                             "gpu_idle", "fabric", "logs"}));
   EXPECT_EQ(FindTopic("queue"), &Topics()[0]);
   EXPECT_EQ(FindTopic("Queue"), nullptr);
   EXPECT_EQ(FindTopic(""), nullptr);
@@ -267,6 +267,7 @@ TEST(TopicArgvTest, EveryArgvBuiltIsAllowedByTheGuard) {
   for (const Topic& t : Topics()) {
     if (t.source == Source::kDaemonLog) continue;  // not an argv: Backend::ReadLog
     if (t.source == Source::kNodeFiles) continue;  // not an argv: allowlisted paths (fabric_test)
+    if (t.source == Source::kSamples) continue;    // not an argv: the server's samples (gpu_idle_test)
     SCOPED_TRACE(t.name);
     expect_allowed(t, {});
     Filters all;
@@ -303,7 +304,10 @@ TEST(TopicCaptureTest, EveryCommandTopicReadIsCapturedOrExplainedAway) {
   std::set<std::string> excluded;
   for (const Json& e : Manifest()["excluded"]) excluded.insert(e.get<std::string>());
   for (const Topic& t : Topics()) {
-    if (t.source == Source::kDaemonLog || t.source == Source::kNodeFiles) continue;
+    if (t.source == Source::kDaemonLog || t.source == Source::kNodeFiles ||
+        t.source == Source::kSamples) {
+      continue;
+    }
     std::string line;
     for (const std::string& a : t.argv) line += (line.empty() ? "" : " ") + a;
     if (t.format == Format::kGpuHealth) {
@@ -714,6 +718,8 @@ TEST(TopicParseTest, EmptyOutputIsNoRows) {
       EXPECT_NE(p.parse_error.find("listed no GPU"), std::string::npos) << p.parse_error;
     } else if (t.format == Format::kFabric) {
       EXPECT_EQ(p.parse_error, "not a fabric report");
+    } else if (t.format == Format::kGpuIdle) {
+      EXPECT_EQ(p.parse_error, "not a gpu_idle report");
     } else {
       EXPECT_EQ(p.parse_error, "") << t.name;
     }

@@ -24,7 +24,10 @@ const std::vector<PlannedRead>& RecorderPlan() {
     for (const mcp::Topic& topic : mcp::Topics()) {
       // Node files (the fabric topic, #10) are not an argv: the recorder's Read would only record
       // a guard refusal. Bundles have none; replay answers the topic as not in the bundle.
-      if (topic.source == mcp::Source::kNodeFiles) continue;
+      // GPU samples (gpu_idle) are the live server's own memory: not recorded either.
+      if (topic.source == mcp::Source::kNodeFiles || topic.source == mcp::Source::kSamples) {
+        continue;
+      }
       add(topic, {});
       for (const mcp::Filter& f : topic.filters) {
         if (f.kind != mcp::Filter::Kind::kLocal && !f.example.empty()) {
