@@ -611,6 +611,7 @@ async function runTelemetryChecks(tmp) {
   await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
 
   await runFabricChecks(tmp, ajv);
+  await runGpuIdleChecks(tmp, ajv);
 
   await check('stdio replay: gpu_health is not in the recorded bundle: labelled no evidence', async () => {
     const c = await stdioVariant.connect({});
@@ -682,6 +683,83 @@ async function runFabricChecks(tmp, ajv) {
     return `layout ${report.node.layout}, ${report.ports.length} ports`;
   });
   await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
+}
+
+// gpu_idle on the nvidia-smi and squeue TEST DOUBLES of mcp/testdata/gpu_idle (synthetic programs,
+// invented data, never a real GPU or Slurm): a live server sampling every second with a 6 s window
+// judges the double's one job idle, then calls the GPUs unseen (never idle) once nvidia-smi fails.
+async function runGpuIdleChecks(tmp, ajv) {
+  const binDir = path.join(tmp, 'idle-bin');
+  fs.mkdirSync(binDir, { mode: 0o755 });
+  fs.chmodSync(binDir, 0o755);
+  for (const p of ['nvidia-smi', 'squeue']) {
+    fs.copyFileSync(path.join(srcDir, 'mcp', 'testdata', 'gpu_idle', p), path.join(binDir, p));
+    fs.chmodSync(path.join(binDir, p), 0o755);
+  }
+  const start = new Date(Date.now() - 3600 * 1000).toISOString().slice(0, 19);
+  fs.writeFileSync(path.join(binDir, 'jobs.txt'), `4242|${start}|gpu-double|cpu=8,mem=64G,node=1,gres/gpu=2|train\n`);
+  fs.writeFileSync(path.join(binDir, 'device.csv'),
+    '0, GPU-0, 0, 0, 81559, 24.0, Disabled\n1, GPU-1, 0, 0, 81559, 25.0, Disabled\n');
+  const v = 'stdio live (gpu_idle test doubles, 1 s samples)';
+  let conn, validateReport;
+  await check(`${v}: connect and compile the gpu_idle report_schema`, async () => {
+    conn = await stdioVariant.connect({ live: ['--trusted-dirs', binDir, '--cache-ttl', '0',
+      '--gpu-sample-interval', '1', '--gpu-node-name', 'gpu-double', '--gpu-idle-window', '6',
+      '--gpu-idle-warmup', '0', '--gpu-idle-max-gap', '3', '--gpu-idle-min-samples', '3'] });
+    const d = await conn.client.callTool(
+      { name: 'slurm_describe', arguments: { topic: 'gpu_idle' } }, undefined, callOpts);
+    assert(/CANNOT SEE/.test(d.structuredContent?.detail ?? ''), 'detail does not say what it cannot see');
+    validateReport = ajv.compile(d.structuredContent.report_schema);
+    return 'report_schema compiled';
+  });
+  if (!conn || !validateReport) return;
+  const query = async () => {
+    const r = await conn.client.callTool(
+      { name: 'slurm_query', arguments: { topic: 'gpu_idle' } }, undefined, callOpts);
+    assert(r.isError !== true, `isError: ${textOf(r).slice(0, 300)}`);
+    const report = r.structuredContent?.report;
+    assert(report && validateReport(report), `report invalid: ${ajv.errorsText(validateReport?.errors)}`);
+    assert(r.structuredContent.rows.length === 1, `${r.structuredContent.rows.length} rows`);
+    return r.structuredContent.rows[0];
+  };
+  await check(`${v}: gpu_idle answers structuredContent valid against outputSchema and report_schema; idle once the window is covered`, async () => {
+    let row;
+    for (let i = 0; i < 30; i++) {
+      row = await query();
+      if (row.status === 'judged') break;
+      assert(row.signature === undefined, `a verdict before the window is covered: ${JSON.stringify(row)}`);
+      await sleep(500);
+    }
+    assert(row.status === 'judged' && row.signature === 'idle', JSON.stringify(row).slice(0, 400));
+    assert(row.classification_only === true, 'not labelled classification only');
+    const n = row.evidence.nodes[0];
+    return `idle over ${n.observations} observations ${n.first}..${n.last}`;
+  });
+  await check(`${v}: nvidia-smi failing (exit 9) is an outage, never an idle or healthy GPU`, async () => {
+    fs.writeFileSync(path.join(binDir, 'device.exit'), '9\n');
+    let row;
+    for (let i = 0; i < 30; i++) {
+      await sleep(500);
+      row = await query();
+      if (row.status !== 'judged') break;
+    }
+    assert(row.status === 'stale_newest' && row.signature === undefined, JSON.stringify(row).slice(0, 400));
+    assert(row.evidence.nodes[0].failed_reads > 0, 'failed reads not shown');
+    return `${row.status}: ${row.detail.slice(0, 80)}`;
+  });
+  await closeAndReap(conn).catch((e) => fail(`${v}: close`, e.message));
+  await check('stdio replay: gpu_idle is not in the recorded bundle: labelled no evidence', async () => {
+    const c = await stdioVariant.connect({});
+    try {
+      const r = await c.client.callTool(
+        { name: 'slurm_query', arguments: { topic: 'gpu_idle' } }, undefined, callOpts);
+      assert(r.isError === true, 'not an error');
+      assert(/NO EVIDENCE \(unavailable, replay/.test(textOf(r)), textOf(r).slice(0, 300));
+      return textOf(r).split('\n')[0].slice(0, 100);
+    } finally {
+      await closeAndReap(c);
+    }
+  });
 }
 
 // Closes a stdio connection and waits until its tracked child is seen gone (the liveness poll
