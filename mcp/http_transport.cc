@@ -145,6 +145,46 @@ void SendError(Response& res, int status, int code, const std::string& message) 
   res.set_content(Dump(body), "application/json");
 }
 
+// httplib's server with its request loop reachable: process_request reads one request from any
+// Stream, routes it and writes the response.
+class EndpointServer : public httplib::Server {
+ public:
+  using httplib::Server::process_request;
+};
+
+// One connection's bytes in memory: reads consume `in`, writes append to `out`.
+class MemoryStream : public httplib::Stream {
+ public:
+  explicit MemoryStream(std::string_view in) : in_(in) {}
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, in_.size());
+    std::copy_n(in_.data(), n, ptr);
+    in_.remove_prefix(n);
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    out_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 40000;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 8765;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+  bool exhausted() const { return in_.empty(); }
+  std::string& out() { return out_; }
+
+ private:
+  std::string_view in_;
+  std::string out_;
+};
+
 std::string SseEvent(const Json& message) {
   return "event: message\ndata: " + Dump(message) + "\n\n";
 }
@@ -250,6 +290,16 @@ class HttpTransport::Impl {
   std::size_t session_count() const {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     return sessions_.size();
+  }
+
+  std::string AnswerBytes(std::string_view requests, int max_requests) {
+    if (!used_.exchange(true)) Configure();
+    MemoryStream stream(requests);
+    bool closed = false;
+    for (int i = 0; i < max_requests && !closed && !stream.exhausted(); ++i) {
+      if (!http_.process_request(stream, i + 1 == max_requests, closed, nullptr)) break;
+    }
+    return std::move(stream.out());
   }
 
  private:
@@ -568,7 +618,7 @@ class HttpTransport::Impl {
   Server& server_;
   const HttpOptions options_;
   std::set<std::string> allowed_hosts_;
-  httplib::Server http_;
+  EndpointServer http_;
   static constexpr int kListenBacklog = 256;
   int listen_socket_ = -1;  // the socket httplib listens on, once bound
   std::thread thread_;
@@ -602,5 +652,9 @@ HttpStartResult HttpTransport::Serve(const std::function<void(int port)>& on_bou
 void HttpTransport::Stop() { impl_->Stop(); }
 
 std::size_t HttpTransport::session_count() const { return impl_->session_count(); }
+
+std::string HttpTransport::AnswerBytes(std::string_view requests, int max_requests) {
+  return impl_->AnswerBytes(requests, max_requests);
+}
 
 }  // namespace slurm_rca::mcp

@@ -39,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mcp/server.h"
@@ -81,6 +82,12 @@ class HttpTransport {
   void Stop();
 
   std::size_t session_count() const;
+
+  // Answers `requests`, the bytes a client sent on one connection, without a socket: the same
+  // parsing, checks and handlers as a served endpoint, at most `max_requests` requests, and
+  // returns the bytes written back. For the fuzzer (mcp/fuzz/http_fuzz.cc); not to be mixed with
+  // Start() or Serve() on one transport.
+  std::string AnswerBytes(std::string_view requests, int max_requests = 8);
 
  private:
   class Impl;
