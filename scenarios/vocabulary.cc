@@ -89,6 +89,8 @@ const std::vector<FaultPrimitive>& FaultPrimitives() {
       {"assoc-limit", {"account", "limit"}},
       {"qos-limit", {"qos", "limit"}},
       {"db-lock", {}},
+      {"ctld-stop", {}},
+      {"dbd-kill", {}},
   };
   return faults;
 }

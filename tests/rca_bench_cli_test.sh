@@ -50,7 +50,7 @@ contains "down on nothing says so" "$out" "nothing to stop"
 [[ ! -e "$nolab" ]] || { echo "FAIL down on nothing created $nolab"; fails=$((fails + 1)); }
 check 0 "fault list" no -- fault list
 for f in db-freeze dbd-stop munge-stop slurmd-kill slurmd-pause statesave-readonly rpc-flood \
-         net-drop drain gpu-fake; do
+         net-drop drain gpu-fake ctld-stop dbd-kill; do
   contains "fault list names $f" "$out" "$f"
 done
 check 0 "help" no -- --help

@@ -670,6 +670,13 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "stop the client by PID and KILL its session; sacct answers and the queue drains within "
        "a second",
        ""},
+      {"ctld-stop", "SIGTERM of slurmctld (it saves its state and exits)",
+       "squeue, sinfo, sdiag, sprio, sshare and scontrol retry the connection and fail after "
+       "about 9 s with 'Unable to contact slurm controller (connect failure)'; sacct answers",
+       "start slurmctld again; it reads its state back from StateSaveLocation", ""},
+      {"dbd-kill", "SIGKILL of slurmdbd (no clean shutdown)",
+       "sacct fails at once with 'Connection refused'; squeue and sinfo answer",
+       "start slurmdbd again; it re-registers", ""},
   };
   return catalog;
 }
@@ -683,6 +690,8 @@ FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool
   if (name == "db-freeze") return SignalFault(lab, "mariadbd", sig, inject, name);
   if (name == "dbd-stop") return StopStartFault(lab, "slurmdbd", inject, name, false);
   if (name == "munge-stop") return StopStartFault(lab, "munged", inject, name, false);
+  if (name == "ctld-stop") return StopStartFault(lab, "slurmctld", inject, name, false);
+  if (name == "dbd-kill") return StopStartFault(lab, "slurmdbd", inject, name, true);
   if (name == "slurmd-kill") {
     if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
     return StopStartFault(lab, "slurmd-" + t.node, inject, "slurmd-kill-" + t.node, true);
