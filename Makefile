@@ -3,10 +3,10 @@
 BUILD      ?= build
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: record all deps configure build fuzz test demo bench bench-live capture clean help
+.PHONY: record all deps configure build fuzz-build fuzz test demo bench bench-live capture clean help
 .PHONY: soak
 
 all: build
@@ -14,7 +14,8 @@ all: build
 help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
-	@echo "make fuzz    build the libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin"
+	@echo "make fuzz    build every libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
+	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
 	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
 	@echo "make soak    mcp_load for 600 s: 64 HTTP clients against slurm-mcp on the replay back-end, zero failed requests and bounded memory (not in CI; make test runs it for 60 s)"
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
@@ -27,8 +28,7 @@ deps:
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(FUZZ_BUILD)/bin/guard_fuzz \
-	  -DSLURM_RCA_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(FUZZ_BUILD)/bin/guard_fuzz $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 
@@ -40,10 +40,15 @@ $(FUZZ_BUILD)/CMakeCache.txt: | deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target guard_fuzz
+# The targets of <module>/fuzz/ and the libraries they link, nothing else (SLURM_RCA_FUZZ_ONLY).
+fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
-test: build fuzz
+# Each target fuzzes for FUZZ_SECONDS from its seeds; its seeds and regression inputs are replayed once.
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS) -L fuzz
+
+test: build fuzz-build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 DEMO_RESULTS ?= $(BUILD)/demo-results

@@ -1,0 +1,42 @@
+// The server the MCP fuzz targets talk to: slurm-mcp's tools on the replay back-end of the
+// recorded demo bundle (fixtures/demo) and the shipped runbooks as resources, built once per
+// process, as `slurm-mcp serve --replay fixtures/demo --skills skills` builds it. Aborts when the
+// bundle does not load: a fuzzer on a broken fixture would measure nothing.
+#ifndef SLURM_RCA_MCP_FUZZ_DEMO_SERVER_H_
+#define SLURM_RCA_MCP_FUZZ_DEMO_SERVER_H_
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "mcp/replay_backend.h"
+#include "mcp/server.h"
+#include "mcp/skill_resources.h"
+#include "mcp/tools.h"
+
+namespace slurm_rca::mcp::fuzz {
+
+inline Server& DemoServer() {
+  static Server* server = [] {
+    std::string error;
+    static std::unique_ptr<ReplayBackend> backend =
+        ReplayBackend::Open(SLURM_RCA_SOURCE_DIR "/fixtures/demo", &error);
+    if (!backend) {
+      std::fprintf(stderr, "cannot open fixtures/demo: %s\n", error.c_str());
+      std::abort();
+    }
+    SurfaceOptions surface;
+    surface.backend = backend.get();
+    ServerOptions options;
+    options.instructions = "fuzzing";
+    options.tools = BuildTools(surface);
+    options.resources = LoadSkillResources(SLURM_RCA_SOURCE_DIR "/skills").resources;
+    return new Server(std::move(options));
+  }();
+  return *server;
+}
+
+}  // namespace slurm_rca::mcp::fuzz
+
+#endif  // SLURM_RCA_MCP_FUZZ_DEMO_SERVER_H_

@@ -1,0 +1,101 @@
+// libFuzzer target for every topic parser of slurm-mcp (mcp/topics.h): Slurm's delimited and
+// Key=Value output, sdiag, free text, daemon logs, nvidia-smi CSV (gpu, and gpu_health through
+// AssessGpuHealth) and the fabric report. Input: byte 0 picks the topic, byte 1 the caps and the
+// exit status given to AssessGpuHealth, then one line of filters `name=value` separated by tabs,
+// then the read's stdout. Aborts on:
+//   - a built argv of a command topic that the guard refuses (topics.h promises every argv built
+//     here is one the guard allows), or an error that still carries an argv;
+//   - rows or text over the caps, rows that are not objects, total_rows below the rows kept, a
+//     truncation without its note (or a note without truncation);
+//   - rows or text that do not serialise strictly (invalid UTF-8 must have been replaced);
+//   - a gpu_health report without evidence and without a failure, or rows that are not its gpus.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "guard/check.h"
+#include "guard/corpus.h"
+#include "mcp/evidence.h"
+#include "mcp/gpu_health.h"
+#include "mcp/topics.h"
+
+namespace {
+
+using namespace slurm_rca::mcp;
+
+[[noreturn]] void Fail(const char* what, const std::string& topic, const std::string& detail) {
+  std::fprintf(stderr, "TOPIC INVARIANT (%s): %s: %s\n", topic.c_str(), what, detail.c_str());
+  std::abort();
+}
+
+Filters ReadFilters(std::string_view line) {
+  Filters filters;
+  while (!line.empty()) {
+    const std::size_t tab = line.find('\t');
+    const std::string_view item = line.substr(0, tab);
+    line = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    filters[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
+  }
+  return filters;
+}
+
+void CheckGpuHealth(const std::string& out, int exit_code) {
+  Evidence e;
+  e.outcome = exit_code == 0 ? Evidence::Outcome::kOk : Evidence::Outcome::kFailed;
+  e.exit_code = exit_code;
+  e.out = out;
+  GpuHealthReport r = AssessGpuHealth(e);
+  if (!r.evidence && r.failure.empty()) Fail("no evidence and no failure", "gpu_health", out);
+  if (!r.rows.is_array() || r.rows != r.report["gpus"]) Fail("rows are not gpus", "gpu_health", out);
+  r.report.dump();  // strict: throws (and so crashes the fuzzer) on invalid UTF-8
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const slurm_rca::guard::Guard guard(slurm_rca::guard::GuardOptions{.clusters = {"rca"}});
+  if (size < 2) return 0;
+  const Topic& topic = Topics()[data[0] % Topics().size()];
+  Caps caps;
+  if (data[1] & 0x80) {
+    caps.max_rows = data[1] & 0x0f;
+    caps.max_bytes = (data[1] & 0x70) * 16;
+  }
+  static constexpr int kExits[] = {0, 0, 8, 9, 10, 14, 15, 255};
+  const int exit_code = kExits[data[1] & 7];
+
+  std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
+  const std::size_t nl = rest.find('\n');
+  const Filters filters = ReadFilters(rest.substr(0, nl));
+  const std::string out(nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1));
+
+  BuiltArgv built = BuildArgv(topic, filters);
+  if (!built.error.empty()) {
+    if (!built.argv.empty()) Fail("an error with an argv", topic.name, built.error);
+  } else if (topic.source == Source::kCommand) {
+    slurm_rca::guard::Verdict v = guard.Check(built.argv);
+    if (!v.ok()) {
+      Fail("built argv refused by the guard", topic.name,
+           slurm_rca::guard::FormatArgv(built.argv) + ": " + v.denial().ToString());
+    }
+  }
+
+  Parsed p = Parse(topic, out, caps, built.error.empty() ? filters : Filters{});
+  if (!p.rows.is_array() || p.rows.size() > caps.max_rows) Fail("rows over the cap", topic.name, out);
+  if (p.total_rows < p.rows.size()) Fail("total_rows below rows", topic.name, out);
+  if (p.text.size() > caps.max_bytes) Fail("text over the cap", topic.name, out);
+  for (const Json& row : p.rows) {
+    if (!row.is_object()) Fail("a row that is not an object", topic.name, row.dump());
+  }
+  p.rows.dump();
+  Json(p.text).dump();
+  Json(p.parse_error).dump();
+  if (p.truncated == TruncationNote(p).empty()) Fail("truncation without note", topic.name, out);
+
+  if (topic.format == Format::kGpuHealth) CheckGpuHealth(out, exit_code);
+  return 0;
+}
