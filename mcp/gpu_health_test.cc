@@ -422,6 +422,22 @@ TEST(GpuHealthQueryTest, EveryRefusedCorpusFlagIsRefusedBesideTheQuery) {
   EXPECT_GE(checked, 60);
 }
 
+TEST(GpuHealthDoubleTest, NvidiaSmiHasItsOwnShorterTimeout) {
+  // The server's reads may take 20 s; a hung nvidia-smi is killed at nvidia_smi_timeout (10 s by
+  // default, 300 ms here), and other programs keep the executor's limit.
+  EXPECT_EQ(LiveOptions{}.nvidia_smi_timeout, std::chrono::milliseconds(10000));
+  DoubleDir dir;
+  dir.Select("hang");
+  LiveOptions o = Options(dir.path(), 20000);
+  o.nvidia_smi_timeout = std::chrono::milliseconds(300);
+  LiveBackend live(o);
+  auto t0 = std::chrono::steady_clock::now();
+  Evidence e = live.Read(GpuHealthArgv());
+  EXPECT_EQ(e.outcome, Evidence::Outcome::kTimedOut) << e.cause;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_FALSE(AssessGpuHealth(e).evidence);
+}
+
 // --- through slurm_query ---------------------------------------------------------------------
 
 class NullContext : public ToolContext {

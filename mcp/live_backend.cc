@@ -150,6 +150,11 @@ LiveBackend::LiveBackend(LiveOptions options)
     : options_(std::move(options)),
       guard_(guard::GuardOptions{.clusters = options_.clusters}),
       executor_(options_.executor),
+      nvidia_smi_executor_([&] {
+        guard::ExecutorOptions o = options_.executor;
+        o.timeout = std::min(o.timeout, options_.nvidia_smi_timeout);
+        return o;
+      }()),
       slot_wait_(options_.slot_wait.value_or(options_.executor.timeout)),
       max_concurrent_(std::max(1, options_.max_concurrent)) {}
 
@@ -263,7 +268,8 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
     ++started_;
   }
   const WallClock::time_point started = WallClock::now();
-  guard::RunResult result = executor_.Run(approved);
+  const guard::Executor& executor = program == "nvidia-smi" ? nvidia_smi_executor_ : executor_;
+  guard::RunResult result = executor.Run(approved);
   return FromRun(approved, result, started);
 }
 

@@ -64,6 +64,10 @@ struct LiveOptions {
   std::size_t max_log_bytes = 1 << 20;
   // Roots of the fabric topic's reads (sysfs, /proc, cgroups; allowlisted by path pattern).
   FabricOptions fabric;
+  // nvidia-smi reads (gpu, gpu_health, gpu_idle's samples) are killed after this, or after the
+  // executor timeout when that is shorter: a query that has not answered in 10 s is a hang
+  // (shared/reference/telemetry-seeds.md §1.3, §2).
+  std::chrono::milliseconds nvidia_smi_timeout{10000};
 };
 
 class LiveBackend : public Backend {
@@ -103,6 +107,7 @@ class LiveBackend : public Backend {
   const LiveOptions options_;
   const guard::Guard guard_;
   const guard::Executor executor_;
+  const guard::Executor nvidia_smi_executor_;  // executor_ with nvidia_smi_timeout
   const std::chrono::milliseconds slot_wait_;
   const int max_concurrent_;
 
