@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "guard/check.h"
 #include "mcp/live_backend.h"
 #include "mcp/replay_backend.h"
 #include "mcp/tools.h"
@@ -286,6 +287,24 @@ TEST(GpuIdleToolTest, IdleJobJudgedFromSamplesThenAFailingNvidiaSmiIsAnOutage) {
   r = QueryGpuIdle(o);
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(ResultText(r).find("NO EVIDENCE"), std::string::npos) << ResultText(r);
+}
+
+TEST(GpuIdleGuardTest, EveryReadIsAllowedAndMutatingFlagsBesideThemAreRefused) {
+  guard::Guard guard(guard::GuardOptions{});
+  for (const auto& argv : {GpuIdleDeviceArgv(), GpuIdleProcessArgv(), RunningJobsArgv()}) {
+    guard::Verdict v = guard.Check(argv);
+    ASSERT_TRUE(v.ok()) << argv[1] << ": " << v.denial().ToString();
+    EXPECT_EQ(v.approved().argv(), argv);
+  }
+  for (const auto& base : {GpuIdleDeviceArgv(), GpuIdleProcessArgv()}) {
+    for (const std::vector<std::string>& extra :
+         std::vector<std::vector<std::string>>{{"-r"}, {"-pm", "0"}, {"--compute-mode=0"},
+                                               {"-caa"}, {"-pl", "100"}, {"-l", "120"}}) {
+      std::vector<std::string> argv = base;
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      EXPECT_FALSE(guard.Check(argv).ok()) << base[1] << " " << extra[0];
+    }
+  }
 }
 
 TEST(GpuIdleToolTest, SamplingOffOrReplayIsNoEvidence) {
