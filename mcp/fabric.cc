@@ -676,7 +676,13 @@ std::string CheckFabricPath(const FabricOptions& o, FabricRead kind, const std::
          "cgroup root)";
 }
 
-FabricReport ReadFabric(const FabricOptions& options) { return Scan(options).Run(); }
+FabricReport ReadFabric(const FabricOptions& options) {
+  FabricReport r = Scan(options).Run();
+  // File contents, directory names and refused paths are the node's bytes, not UTF-8: replace
+  // what is invalid with U+FFFD once here, so that the report serialises (found by fabric_fuzz).
+  r.report = Json::parse(r.report.dump(-1, ' ', false, Json::error_handler_t::replace));
+  return r;
+}
 
 Json FabricReportSchema() {
   auto object = [](Json properties, Json required) {
