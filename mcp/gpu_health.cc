@@ -541,7 +541,8 @@ std::vector<std::string> DecodeClockReasons(std::uint64_t mask) {
   return names;
 }
 
-GpuHealthReport AssessGpuHealth(const Evidence& e, const GpuHealthOptions& options) {
+// The report as the rules build it; AssessGpuHealth makes its strings valid UTF-8.
+static GpuHealthReport Assess(const Evidence& e, const GpuHealthOptions& options) {
   GpuHealthReport r;
   const bool timed_out = e.outcome == Evidence::Outcome::kTimedOut;
   Json query = {
@@ -701,6 +702,15 @@ GpuHealthReport AssessGpuHealth(const Evidence& e, const GpuHealthOptions& optio
                 {"reason", would_drain ? DrainReason(all, worst) : ""},
                 {"incomplete", incomplete},
                 {"gpus", gpus.size()}}}};
+  return r;
+}
+
+GpuHealthReport AssessGpuHealth(const Evidence& e, const GpuHealthOptions& options) {
+  GpuHealthReport r = Assess(e, options);
+  // nvidia-smi's output is bytes, and Clip may cut a character in two: replace what is not UTF-8
+  // with U+FFFD, so that the report serialises (found by topics_fuzz).
+  r.report = Json::parse(r.report.dump(-1, ' ', false, Json::error_handler_t::replace));
+  r.rows = r.report["gpus"];
   return r;
 }
 
