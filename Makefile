@@ -90,6 +90,7 @@ bench: build
 	tests/mcp_peers/setup.sh >/dev/null
 	$(BUILD)/bin/mcp_bench
 	$(BUILD)/bin/agent_loop_bench
+	$(BUILD)/bin/score_bench
 	bench/agent_run_bench.sh $(BUILD)/bin 10
 
 soak: build

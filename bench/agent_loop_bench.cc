@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "agents/llm/fake_model_server.h"
 #include "agents/llm/loop.h"
@@ -89,6 +91,14 @@ int main(int argc, char** argv) {
   spec.budget.max_turns = turns + 1;
   spec.budget.max_tokens = int64_t{1} << 60;
 
+  {
+    // Other work on the machine skews every figure below.
+    std::ifstream loadavg("/proc/loadavg");
+    std::string one, five, fifteen;
+    loadavg >> one >> five >> fifteen;
+    std::printf("agent_loop_bench: load average %s %s %s at the start\n", one.c_str(),
+                five.c_str(), fifteen.c_str());
+  }
   std::printf("agent loop, scripted back-end: %d turns a run, %zu-byte tool results, %d runs\n",
               turns, result_bytes, runs);
   const std::string path =

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# rca-bench run --config graphwalk --repeats N over the whole suite on the recorded bundles: wall
-# time, MCP calls per second, and the share of the time that is slurm-mcp's start-up (one stdio
-# child per task) against a ticketonly run that starts none. Figures, not a test.
+# The benchmark harness itself: rca-bench run over the whole suite on the recorded bundles
+# (replay), for each reference agent (folk, graphwalk, ticketonly), --repeats N. Prints each
+# agent's wall time, task runs, MCP calls and calls per second, the whole (suite x 3 agents x N),
+# and the share of graphwalk's time that is slurm-mcp (one stdio child per task run) against
+# ticketonly, which starts none. Figures, not a test.
 # Usage: bench/agent_run_bench.sh [BUILD_BIN] [REPEATS]
 set -euo pipefail
 bin=${1:-build/bin}
 repeats=${2:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+echo "agent_run_bench: load average $(cut -d' ' -f1-3 /proc/loadavg) at the start, $(nproc) CPUs"
 run() {  # run CONFIG: prints "seconds calls tasks"
   local start end out
   start=$(date +%s.%N)
@@ -16,15 +19,25 @@ run() {  # run CONFIG: prints "seconds calls tasks"
   local calls tasks
   calls=$(echo "$out" | sed -n 's/.* \([0-9]*\) MCP calls.*/\1/p')
   tasks=$(echo "$out" | sed -n 's/^ran \([0-9]*\) task run.*/\1/p')
-  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') $calls $tasks"
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') ${calls:-0} ${tasks:-0}"
 }
-read -r gw_s gw_calls gw_tasks < <(run graphwalk)
-read -r to_s _ to_tasks < <(run ticketonly)
-awk -v s="$gw_s" -v c="$gw_calls" -v n="$gw_tasks" -v ts="$to_s" -v tn="$to_tasks" -v r="$repeats" 'BEGIN {
-  printf "rca-bench run --config graphwalk --repeats %d over the suite (%d task runs, replay)\n", r, n
-  printf "  wall time            %8.2f s   (%.1f ms per task run)\n", s, 1000 * s / n
-  printf "  MCP calls            %8d     (%.1f per task run)\n", c, c / n
-  printf "  MCP calls per second %8.1f\n", c / s
-  printf "ticketonly, same tasks, no slurm-mcp child: %.2f s (%.1f ms per task run)\n", ts, 1000 * ts / tn
-  printf "  graphwalk / ticketonly wall time: %.1fx (slurm-mcp start-up and the reads)\n", s / ts
+total_s=0 total_tasks=0 total_calls=0
+for agent in folk graphwalk ticketonly; do
+  read -r s calls tasks < <(run "$agent")
+  declare "${agent}_s=$s" "${agent}_tasks=$tasks"
+  awk -v a="$agent" -v s="$s" -v c="$calls" -v n="$tasks" -v r="$repeats" 'BEGIN {
+    printf "rca-bench run --config %-10s --repeats %d: %4d task runs in %7.2f s (%5.1f ms each), %5d MCP calls (%.1f per run, %.0f/s)\n",
+      a, r, n, s, 1000 * s / n, c, c / n, (s > 0 ? c / s : 0)
+  }'
+  total_s=$(awk -v a="$total_s" -v b="$s" 'BEGIN { printf "%.3f", a + b }')
+  total_tasks=$((total_tasks + tasks))
+  total_calls=$((total_calls + calls))
+done
+awk -v s="$total_s" -v n="$total_tasks" -v c="$total_calls" -v r="$repeats" \
+    -v gs="$graphwalk_s" -v gn="$graphwalk_tasks" -v ts="$ticketonly_s" -v tn="$ticketonly_tasks" 'BEGIN {
+  printf "the suite x 3 reference agents x %d repeats: %d task runs, %d MCP calls in %.2f s (%.1f task runs/s)\n",
+    r, n, c, s, n / s
+  printf "graphwalk / ticketonly wall time per task run: %.1fx (slurm-mcp start-up and the reads)\n",
+    (gs / gn) / (ts / tn)
 }'
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "guard/check.h"
 #include "guard/corpus.h"
@@ -57,6 +59,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   Guard guard(GuardOptions{.clusters = {"rca"}});
+  {
+    // Other work on the machine skews every figure below.
+    std::ifstream loadavg("/proc/loadavg");
+    std::string one, five, fifteen;
+    loadavg >> one >> five >> fifteen;
+    std::printf("guard_bench: load average %s %s %s at the start\n", one.c_str(), five.c_str(),
+                fifteen.c_str());
+  }
 
   // 1. Checks per second over the corpus, allowed and denied alike.
   std::size_t checks = 0, allowed = 0;

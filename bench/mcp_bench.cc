@@ -73,16 +73,17 @@ struct Figures {
   std::string server;  // serverInfo name and version
   std::string banner;  // what the HTTP server said about itself on stderr
   std::optional<Latency> stdio, http;
-  std::vector<Throughput> throughput;   // per kConcurrency level
-  std::optional<Json> answer;           // structuredContent of one stdio call
-  std::string error;                    // the first failure; figures after it are missing
-  bool measured = true;                 // false: the reference was not run at all
-  Memory stdio_memory;                  // at the end of the stdio latency run
-  Memory http_idle;                     // after the first HTTP tools/call
-  double http_peak_rss_mib = NAN;       // highest VmRSS sampled once a second under load
-  Memory http_after_load;               // after the last throughput level (VmHWM: the peak)
-  std::optional<Latency> connect;       // TCP connect+close to the HTTP port, no request
-  std::vector<double> cpu_us_per_call;  // server utime+stime per answered call, per level
+  std::vector<Throughput> throughput;          // per kConcurrency level
+  std::optional<Json> answer;                  // structuredContent of one stdio call
+  std::string error;                           // the first failure; figures after it are missing
+  bool measured = true;                        // false: the reference was not run at all
+  Memory stdio_memory;                         // at the end of the stdio latency run
+  Memory http_idle;                            // after the first HTTP tools/call
+  double http_peak_rss_mib = NAN;              // highest VmRSS sampled once a second under load
+  Memory http_after_load;                      // after the last throughput level (VmHWM: the peak)
+  std::optional<Latency> connect;              // TCP connect+close to the HTTP port, no request
+  std::vector<double> cpu_us_per_call;         // server utime+stime per answered call, per level
+  std::vector<double> client_cpu_us_per_call;  // this process's, the same way
 };
 
 std::string Percent(long part, long whole) {
@@ -392,14 +393,20 @@ int main(int argc, char** argv) {
         if (std::isnan(f.http_peak_rss_mib) || rss > f.http_peak_rss_mib) f.http_peak_rss_mib = rss;
       };
       const double cpu_before = slurm_rca::bench::CpuSeconds(pid);
+      const double client_before = slurm_rca::bench::CpuSeconds(getpid());
       f.throughput.push_back(MeasureThroughput(ports[i], clients, seconds, sample));
       const double cpu = slurm_rca::bench::CpuSeconds(pid) - cpu_before;
-      f.cpu_us_per_call.push_back(f.throughput.back().ok > 0
-                                      ? 1e6 * cpu / static_cast<double>(f.throughput.back().ok)
-                                      : NAN);
+      const double client = slurm_rca::bench::CpuSeconds(getpid()) - client_before;
+      const double ok = static_cast<double>(f.throughput.back().ok);
+      f.cpu_us_per_call.push_back(ok > 0 ? 1e6 * cpu / ok : NAN);
+      f.client_cpu_us_per_call.push_back(ok > 0 ? 1e6 * client / ok : NAN);
       PrintThroughput(f, f.throughput.back());
-      std::printf("  %-18s       server CPU %.1f s over the level: %.0f us per answered call\n",
-                  f.label.c_str(), cpu, f.cpu_us_per_call.back());
+      // The clients run on the same CPUs: together the two set a ceiling on req/s.
+      std::printf(
+          "  %-18s       CPU per answered call: server %.0f us, clients (this process) %.0f us; "
+          "%d CPUs allow at most %.0f req/s\n",
+          f.label.c_str(), f.cpu_us_per_call.back(), f.client_cpu_us_per_call.back(), Nproc(),
+          Nproc() * 1e6 / (f.cpu_us_per_call.back() + f.client_cpu_us_per_call.back()));
     }
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
@@ -483,6 +490,12 @@ int main(int argc, char** argv) {
       {"http VmRSS idle (MiB)", [](const Figures& f) { return Mib(f.http_idle.rss_mib); }, true},
       {"http VmHWM (MiB)", [](const Figures& f) { return Mib(f.http_after_load.hwm_mib); }, true},
       {"http VmRSS after (MiB)", [](const Figures& f) { return Mib(f.http_after_load.rss_mib); },
+       true},
+      {"client CPU/call, 8 cl (us)",
+       [](const Figures& f) -> std::optional<double> {
+         if (f.client_cpu_us_per_call.size() < 2) return std::nullopt;
+         return f.client_cpu_us_per_call[1];
+       },
        true},
   };
   std::printf(
