@@ -98,6 +98,7 @@ soak: build
 
 bench-live: build
 	$(BUILD)/bin/cluster_bench
+	$(BUILD)/bin/ctld_load_bench
 
 capture: build
 	$(BUILD)/bin/rca-bench cluster capture
