@@ -996,8 +996,11 @@ Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
                      {"min_samples", o.min_samples},
                      {"max_sample_gap_seconds", o.max_sample_gap},
                      {"drain_after_seconds", o.drain_after}};
-  return {{"now", UnixToIso(now)}, {"jobs", out_jobs}, {"nodes", nodes},
-          {"thresholds", thresholds}};
+  Json report = {{"now", UnixToIso(now)}, {"jobs", out_jobs}, {"nodes", nodes},
+                 {"thresholds", thresholds}};
+  // Job names and hpc_job labels are bytes from squeue and exporters: make every string valid
+  // UTF-8 (U+FFFD for the rest) so that the report always serialises.
+  return Json::parse(report.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 Json GpuIdleJobSchema() {

@@ -392,6 +392,14 @@ TEST(GpuIdleJobsTest, SqueueRowsHostlistsAndTres) {
   EXPECT_EQ(GpuCountFromTres("gres/gpu=2,gres/gpu:a100=2"), 2);
 }
 
+TEST(GpuIdleSchemaTest, BytesThatAreNotUtf8StillSerialise) {
+  RunningJob j = Job();
+  j.name = "bad \xff\xfe name";
+  Json r = JudgeGpuIdle({j}, {}, kStart + 40 * kMin);
+  EXPECT_NO_THROW(r.dump());
+  EXPECT_EQ(r["jobs"][0]["name"], "bad \xef\xbf\xbd\xef\xbf\xbd name");
+}
+
 TEST(GpuIdleSchemaTest, ReportsCarryTheirRequiredFields) {
   GpuSampleStore store;
   Every2m(store, kStart + 16 * kMin, kStart + 40 * kMin, [](std::int64_t t) { return Smi(t, 0); });
