@@ -41,6 +41,13 @@ check 2 "a token file that is missing" yes -- serve --http 127.0.0.1:0 --token-f
 short=$(mktemp); printf 'short\n' > "$short"
 check 2 "a token that is too short" yes -- serve --http 127.0.0.1:0 --token-file "$short" --replay "$bundle"
 rm -f "$short"
+# gpu_idle's sampling: live only, coherent thresholds, safe names (the dcgm allowlist).
+check 2 "gpu sampling on replay" yes -- serve --stdio --replay "$bundle" --gpu-sample-interval 60
+check 2 "gpu sampling interval above the max gap" yes -- serve --stdio --gpu-sample-interval 300
+check 2 "a dcgm host that is not a safe name" yes -- serve --stdio --gpu-sample-interval 60 --dcgm-host bad/name
+check 2 "a gpu node name that is not safe" yes -- serve --stdio --gpu-sample-interval 60 --gpu-node-name 'x y'
+check 1 "gpu_idle with sampling off is no evidence" no -- query gpu_idle
+contains "gpu_idle says sampling is off" "$out" "GPU sampling is off"
 check 2 "call with bad JSON arguments" yes -- call --http 127.0.0.1:1 slurm_query --args '[1]'
 check 1 "call with nobody listening" no -- call --http 127.0.0.1:1 slurm_overview
 
