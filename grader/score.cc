@@ -51,7 +51,11 @@ std::string TypeName(const Json& j) {
 class Parser {
  public:
   Parser(std::string file, const std::vector<sc::Scenario>& suite, ParsedSubmission* out)
-      : file_(std::move(file)), suite_(suite), out_(out) {}
+      : file_(std::move(file)), suite_(suite), out_(out) {
+    // A task id is a SHA-256: once per scenario, not once per scenario and answer.
+    task_ids_.reserve(suite_.size());
+    for (const sc::Scenario& x : suite_) task_ids_.push_back(x.TaskId());
+  }
 
   void Add(int line, std::string message) { out_->problems.push_back({file_, line, message}); }
 
@@ -142,8 +146,8 @@ class Parser {
     auto cause = Str(a, "root_cause", line);
     const sc::Scenario* found = nullptr;
     if (id) {
-      for (const sc::Scenario& x : suite_) {
-        if (x.id == *id || x.TaskId() == *id) found = &x;
+      for (size_t i = 0; i < suite_.size(); ++i) {
+        if (suite_[i].id == *id || task_ids_[i] == *id) found = &suite_[i];
       }
       if (!found) {
         Add(line, "unknown scenario_id '" + *id + "' (an id or a task id of rca-bench list)");
@@ -243,6 +247,7 @@ class Parser {
  private:
   std::string file_;
   const std::vector<sc::Scenario>& suite_;
+  std::vector<std::string> task_ids_;  // suite_[i].TaskId()
   ParsedSubmission* out_;
   std::set<std::string> seen_;
 };
