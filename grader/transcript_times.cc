@@ -33,7 +33,7 @@ bool ReadTranscript(const std::string& text, const std::string& file, HarnessTim
     if (event == "ticket" && !have_ticket) {
       have_ticket = true;
       ticket_t = t;
-    } else if (event == "submit" && j.value("valid", false)) {
+    } else if (event == "submit" && j.contains("valid") && j["valid"] == true) {
       if (!have_ticket) {
         *problem = file + ":" + std::to_string(n) + ": a submit before any ticket event";
         return false;

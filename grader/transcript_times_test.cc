@@ -42,6 +42,15 @@ TEST(Transcripts, NoTicketOrNotJsonIsAProblemAndBudgetOutIsNoSubmit) {
                              "\"end\", \"reason\": \"budget:wall\"}\n",
                              "c.jsonl", &t, &submitted, &problem));
   EXPECT_FALSE(submitted);
+  // valid must be the boolean true, not a truthy value (and a string there is not an error).
+  ASSERT_TRUE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 1, \"event\": "
+                             "\"submit\", \"valid\": \"yes\"}\n",
+                             "d.jsonl", &t, &submitted, &problem));
+  EXPECT_FALSE(submitted);
+  EXPECT_FALSE(ReadTranscript("{\"t\": 1, \"event\": \"submit\", \"valid\": true, \"answer\": "
+                              "{\"root_cause\": \"db.mysql\"}}\n",
+                              "e.jsonl", &t, &submitted, &problem));
+  EXPECT_NE(problem.find("before any ticket"), std::string::npos) << problem;
 }
 
 TEST(Transcripts, ScoreUsesOnlyTimesWhoseAnswerAgrees) {

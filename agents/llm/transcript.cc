@@ -40,33 +40,4 @@ double Transcript::Write(const std::string& agent, const std::string& event, Jso
   return t;
 }
 
-Result<std::optional<double>> TimeToHypothesis(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  std::optional<double> ticket;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Json j = Json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("event") || !j["event"].is_string() ||
-        !j.contains("t") || !j["t"].is_number()) {
-      return Status::MalformedReply("transcript line " + std::to_string(n) +
-                                    " is not an event object with \"event\" and numeric \"t\"");
-    }
-    const std::string event = j["event"];
-    const double t = j["t"];
-    if (event == "ticket" && !ticket) ticket = t;
-    if (event == "submit" && j.contains("valid") && j["valid"] == true) {
-      if (!ticket) {
-        return Status::MalformedReply("transcript line " + std::to_string(n) +
-                                      ": a valid submit before any ticket");
-      }
-      return std::optional<double>(t - *ticket);
-    }
-  }
-  if (!ticket) return Status::MalformedReply("transcript has no ticket event");
-  return std::optional<double>();
-}
-
 }  // namespace slurm_rca::agents

@@ -50,11 +50,6 @@ class Transcript {
   Status status_;
 };
 
-// Time to hypothesis as the grader measures it from a transcript's text: the t of the first
-// `submit` event with valid=true minus the t of the first `ticket` event. nullopt when there is
-// no valid submit (the budget ran out). Error: a line that is not an event, or no ticket.
-Result<std::optional<double>> TimeToHypothesis(const std::string& transcript_text);
-
 }  // namespace slurm_rca::agents
 
 #endif  // SLURM_RCA_AGENTS_LLM_TRANSCRIPT_H_
