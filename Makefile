@@ -2,11 +2,13 @@
 # (scripts/deps.sh), configure and build.
 BUILD      ?= build
 FUZZ_BUILD ?= build-fuzz
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: record all deps configure build fuzz-build fuzz test demo bench bench-live capture clean help
+.PHONY: record all deps configure build fuzz-build fuzz test test-asan test-tsan test-sanitize demo bench bench-live capture clean help
 .PHONY: soak
 
 all: build
@@ -14,6 +16,9 @@ all: build
 help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
+	@echo "make test-sanitize  (run by .ci/run after make test) test-asan, then test-tsan:"
+	@echo "            test-asan: every test again, built with AddressSanitizer + UBSan into $(ASAN_BUILD)"
+	@echo "            test-tsan: the concurrent parts (label concurrent) with ThreadSanitizer into $(TSAN_BUILD)"
 	@echo "make fuzz    build every libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
 	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
@@ -21,7 +26,7 @@ help:
 	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
-	@echo "make clean   remove $(BUILD) and $(FUZZ_BUILD)"
+	@echo "make clean   remove $(BUILD), $(FUZZ_BUILD), $(ASAN_BUILD) and $(TSAN_BUILD)"
 
 deps:
 	@scripts/deps.sh
@@ -50,6 +55,14 @@ fuzz: fuzz-build
 
 test: build fuzz-build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	scripts/sanitize.sh asan $(ASAN_BUILD) $(JOBS)
+
+test-tsan: deps
+	scripts/sanitize.sh tsan $(TSAN_BUILD) $(JOBS)
+
+test-sanitize: test-asan test-tsan
 
 DEMO_RESULTS ?= $(BUILD)/demo-results
 
@@ -107,4 +120,4 @@ record: build
 	$(BUILD)/bin/rca-bench record --all --trials 3 --jobs 3
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The sanitizer jobs of `make test-asan` and `make test-tsan` (both run by .ci/run):
+#   scripts/sanitize.sh asan BUILD_DIR JOBS   every ctest entry under AddressSanitizer + UBSan
+#   scripts/sanitize.sh tsan BUILD_DIR JOBS   the concurrent parts (ctest label `concurrent`:
+#                                             executor, cache and single-flight, HTTP and stdio
+#                                             transports, server, client) under ThreadSanitizer
+# Reports go to files (log_path) as well as aborting the process, so a report in a child that a
+# shell test started, or one whose exit status a test expected to be non-zero anyway, is still
+# seen: the job fails when any report file exists, and prints them.
+set -euo pipefail
+kind=${1:-}
+build=${2:-}
+jobs=${3:-$(nproc)}
+case "$kind" in
+  asan) sanitize="address,undefined" ;;
+  tsan) sanitize="thread" ;;
+  *) echo "usage: scripts/sanitize.sh asan|tsan BUILD_DIR [JOBS]" >&2; exit 2 ;;
+esac
+[[ -n "$build" ]] || { echo "usage: scripts/sanitize.sh asan|tsan BUILD_DIR [JOBS]" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+root=$PWD
+reports="$root/$build/sanitizer-reports"
+
+# -O1 keeps the build and the run short on two cores; -g keeps the reports readable.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DSLURM_RCA_SANITIZE="$sanitize" >/dev/null
+if [[ $kind == asan ]]; then
+  cmake --build "$build" -j "$jobs"
+else
+  # Only what the concurrent tests need.
+  cmake --build "$build" -j "$jobs" --target concurrent_tests
+fi
+
+rm -rf "$reports"
+mkdir -p "$reports"
+supp="$root/tests/sanitizers"
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+
+start=$(date +%s)
+rc=0
+if [[ $kind == asan ]]; then
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" || rc=$?
+else
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" -L concurrent || rc=$?
+fi
+found=$(find "$reports" -type f | sort)
+if [[ -n "$found" ]]; then
+  echo "== $kind: sanitizer reports ($(echo "$found" | wc -l) files):"
+  for f in $found; do echo "--- $f"; head -n 60 "$f"; done
+  rc=1
+fi
+echo "== $kind: ctest exit $rc, $(( $(date +%s) - start )) s, $(echo -n "$found" | grep -c . || true) report files"
+exit $rc
