@@ -67,9 +67,6 @@ extern "C" void OnFatalSignal(int sig) {
   raise(sig);
 }
 
-// A server started by this process, stdin and stdout on pipes, stderr in an unlinked temporary
-// file (nothing is left behind, even on a signal).
-// Stop() (or the destructor) ends it by PID: EOF on stdin (stdio servers get 2 s to exit), then
 }  // namespace
 
 void InstallChildCleanup() {
@@ -229,6 +226,8 @@ bool ServerProcess::WaitReaped(std::chrono::milliseconds timeout) {
   }
   return true;
 }
+
+// ---------------------------------------------------------------- memory and CPU
 
 Memory ReadMemory(pid_t pid) {
   Memory m;
