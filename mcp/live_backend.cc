@@ -45,8 +45,13 @@ std::string FormatSeconds(std::chrono::milliseconds ms) {
   return buf;
 }
 
-// The first non-blank line of a stream, trimmed and bounded, for a one-sentence cause.
-std::string FirstLine(const std::string& text) {
+// What a failed command's stderr says, for a one-sentence cause: its first non-blank line and,
+// when there are more, its last one, each trimmed and bounded. A Slurm client may open with a
+// hint and end with its verdict; without munged, squeue writes "If munged is up, restart with
+// --num-threads=10" first and "slurm_load_jobs error: Protocol authentication error" last, and
+// the first line alone would hand an agent the hint instead of the failure.
+std::string StderrGist(const std::string& text) {
+  std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
@@ -57,11 +62,13 @@ std::string FirstLine(const std::string& text) {
       std::size_t e = line.find_last_not_of(" \t\r");
       line = line.substr(b, e - b + 1);
       if (line.size() > kMaxCauseLine) line = line.substr(0, kMaxCauseLine) + "...";
-      return line;
+      lines.push_back(std::move(line));
     }
     pos = end + 1;
   }
-  return "(no stderr)";
+  if (lines.empty()) return "(no stderr)";
+  if (lines.size() == 1 || lines.front() == lines.back()) return lines.front();
+  return lines.front() + " ... " + lines.back();
 }
 
 constexpr char kNotEmpty[] = ". The read failed; this is not an empty result.";
@@ -96,13 +103,13 @@ Evidence FromRun(const guard::Approved& approved, const guard::RunResult& r,
       } else {
         e.outcome = Evidence::Outcome::kFailed;
         e.cause = program + " exited " + std::to_string(r.exit_code) + ": " +
-                  FirstLine(r.stderr_data) + kNotEmpty;
+                  StderrGist(r.stderr_data) + kNotEmpty;
       }
       break;
     case guard::Outcome::kSignaled:
       e.outcome = Evidence::Outcome::kFailed;
       e.cause = program + " was killed by signal " + std::to_string(r.term_signal) + ": " +
-                FirstLine(r.stderr_data) + kNotEmpty;
+                StderrGist(r.stderr_data) + kNotEmpty;
       break;
     case guard::Outcome::kTimedOut:
       e.outcome = Evidence::Outcome::kTimedOut;

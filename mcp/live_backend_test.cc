@@ -38,6 +38,10 @@ case "$2" in
   hang) echo partial; exec sleep 300 ;;
   exit3) echo "sinfo: error: slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2
          exit 3 ;;
+  nomunge) printf '%s\n' "sinfo: error: If munged is up, restart with --num-threads=10" \
+             "sinfo: error: Munge encode failed: Failed to connect to socket: Connection refused" \
+             "slurm_load_partitions: Protocol authentication error" >&2
+           exit 1 ;;
   *) echo "partition $2" ;;
 esac
 )sh";
@@ -357,6 +361,17 @@ TEST_F(LiveBackendTest, NonZeroExitIsFailedWithItsCauseAndNotCached) {
   Evidence again = live.Read({"sinfo", "-p", "exit3"});
   EXPECT_FALSE(again.cached);
   EXPECT_EQ(Runs(), 2);
+}
+
+// Without munged a Slurm client opens with a hint and ends with the failure: the cause keeps both.
+TEST_F(LiveBackendTest, CauseKeepsTheFirstAndTheLastLineOfStderr) {
+  LiveBackend live(Options());
+  Evidence e = live.Read({"sinfo", "-p", "nomunge"});
+  EXPECT_EQ(e.outcome, Outcome::kFailed);
+  EXPECT_EQ(e.cause,
+            "sinfo exited 1: sinfo: error: If munged is up, restart with --num-threads=10 ... "
+            "slurm_load_partitions: Protocol authentication error. The read failed; this is not "
+            "an empty result.");
 }
 
 TEST_F(LiveBackendTest, ProgramNotInstalledIsUnavailableAndSpendsNoBudget) {
