@@ -49,7 +49,7 @@ struct Row {
 int main(int argc, char** argv) {
   CLI::App app{"ctld_load_bench: slurmctld RPCs per minute for N MCP agents, cache on and off"};
   std::vector<int> agents = {1, 10, 50};
-  int seconds = 30, port_base = 35300;
+  int seconds = 30, port_base = 22800;  // below the ephemeral range
   double ttl = 10;
   std::string binary = SiblingProgram("slurm-mcp");
   app.add_option("--agents", agents, "Numbers of agents, comma-separated")

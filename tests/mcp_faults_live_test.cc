@@ -1,7 +1,7 @@
 // The real slurm-mcp binary, serving a live lab over stdio, under six real faults of the control
 // plane (ctest label `live`, #9): slurmctld stopped, munge stopped, the accounting database
 // frozen, slurmdbd killed, a slurmd killed, StateSaveLocation unwritable. One lab (port base
-// 33300) and one slurm-mcp child serve all six; each fault is healed before the next.
+// 23800) and one slurm-mcp child serve all six; each fault is healed before the next.
 //
 // For each fault every topic of slurm_query (the enum of tools/list) and slurm_overview is
 // called, each within a wall-clock bound of its limit (the server's read timeout; three reads for
@@ -44,7 +44,8 @@ namespace fs = std::filesystem;
 using mcp::Json;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPortBase = 33300;
+// Below Linux's ephemeral range (32768-60999), so that no client's local port can hold a lab port.
+constexpr int kPortBase = 23800;
 constexpr double kReadTimeout = 5;  // slurm-mcp --timeout: the limit of one read
 constexpr double kSlack = 3;        // process start, parsing, a loaded 2-core machine
 constexpr int kCallers = 4;         // slurm-mcp's stdio workers: calls at once, never queued
