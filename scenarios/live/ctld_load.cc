@@ -1,6 +1,7 @@
 #include "scenarios/live/ctld_load.h"
 
 #include <atomic>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -108,9 +109,15 @@ AgentLoad RunOverviewAgents(int port, int agents, std::chrono::milliseconds dura
   load.agents = agents;
   std::vector<std::unique_ptr<mcp::Client>> clients;
   std::atomic<long> calls{0}, errors{0}, no_evidence{0}, sections_read{0};
+  std::mutex error_mu;
+  auto fail = [&](const std::string& what) {
+    ++errors;
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (load.first_error.empty()) load.first_error = what;
+  };
   for (int i = 0; i < agents; ++i) {
     clients.push_back(Connect(port));
-    if (!clients.back()) ++errors;
+    if (!clients.back()) fail("an agent could not initialize");
   }
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + duration;
@@ -121,7 +128,7 @@ AgentLoad RunOverviewAgents(int port, int agents, std::chrono::milliseconds dura
       while (std::chrono::steady_clock::now() < deadline) {
         auto r = client->CallTool("slurm_overview", mcp::Json::object());
         if (!r.ok() || r->is_error || !r->structured) {
-          ++errors;
+          fail(!r.ok() ? r.status().ToString() : r->Text().substr(0, 300));
           continue;
         }
         ++calls;

@@ -62,6 +62,7 @@ struct AgentLoad {
   long errors = 0;            // transport errors, tool errors, agents that could not connect
   long no_evidence = 0;       // sections that were not evidence (failed, timed out, refused)
   long sections_read = 0;     // sections read live (not cached): reads that reached Slurm
+  std::string first_error;    // what the first error said
 };
 
 // `agents` MCP sessions to 127.0.0.1:port, each calling slurm_overview in a loop until `duration`
