@@ -267,8 +267,8 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
               }}},
             SacctAnswers(p)};
   }
-  if (fault == "dbd-stop" || fault == "net-drop") {
-    bool stop = fault == "dbd-stop";
+  if (fault == "dbd-stop" || fault == "dbd-kill" || fault == "net-drop") {
+    bool stop = fault != "net-drop";
     std::string want = stop ? "Connection refused" : "Connection timed out";
     return {"slurmdbd",
             {.daemon = "slurmdbd"},
@@ -281,6 +281,21 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
                 return !r.ok() && !r.timed_out && Contains(r.err, want);
               }}},
             SacctAnswers(p)};
+  }
+  if (fault == "ctld-stop") {
+    std::string want = "Unable to contact slurm controller";
+    return {"slurmctld",
+            {},
+            {{"effect: squeue fails with '" + want + "'", seconds(30),
+              [&p, want](std::string* note) {
+                ToolResult r = p.Run({"squeue", "-h"}, seconds(20));
+                *note = "squeue " +
+                        (r.ok() ? std::string("answered")
+                                : "failed after " + Fixed(r.seconds) + " s: " + Gist(r, want));
+                return !r.ok() && !r.timed_out && Contains(r.err, want);
+              }}},
+            {"recovered: all nodes idle, sacct answers", seconds(120),
+             [&p](std::string* note) { return p.Ready(note); }}};
   }
   if (fault == "munge-stop") {
     std::string log = lab.Path("log/slurmctld.log");
