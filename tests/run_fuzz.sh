@@ -30,14 +30,18 @@ case "$mode" in
     args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=10 -print_final_stats=1
           -artifact_prefix="$work/")
     [[ -n "$dict" ]] && args+=(-dict="$dict")
-    "$fuzzer" "${args[@]}" "$work/corpus" 2>&1 | tail -n 25
-    rc=${PIPESTATUS[0]}
+    "$fuzzer" "${args[@]}" "$work/corpus" > "$work/log" 2>&1
+    rc=$?
+    # What the target or a sanitizer said (the invariant, the error), then libFuzzer's summary.
+    grep -E -m 5 'INVARIANT|ERROR: |runtime error|what\(\)' "$work/log"
+    tail -n 25 "$work/log"
     if [[ $rc -ne 0 ]]; then
-      echo "$name failed (exit $rc); artifacts (keep them in <module>/fuzz/regressions/$name/):"
+      echo "$name failed (exit $rc); artifacts, as base64 (base64 -d > <module>/fuzz/regressions/$name/NAME):"
       for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
         [[ -e "$f" ]] || continue
         echo "== $(basename "$f"):"
-        od -c "$f" | head -n 20
+        base64 -w 0 "$f"
+        echo
       done
     fi
     exit "$rc"
