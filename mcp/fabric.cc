@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "mcp/text.h"
+
 namespace slurm_rca::mcp {
 namespace {
 
@@ -680,7 +682,7 @@ FabricReport ReadFabric(const FabricOptions& options) {
   FabricReport r = Scan(options).Run();
   // File contents, directory names and refused paths are the node's bytes, not UTF-8: replace
   // what is invalid with U+FFFD once here, so that the report serialises (found by fabric_fuzz).
-  r.report = Json::parse(r.report.dump(-1, ' ', false, Json::error_handler_t::replace));
+  r.report = WithValidUtf8(r.report);
   return r;
 }
 

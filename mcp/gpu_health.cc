@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include "mcp/text.h"
+
 namespace slurm_rca::mcp {
 namespace {
 
@@ -47,16 +49,6 @@ Json FindingJson(const Finding& f) {
           {"severity", SeverityName(f.severity)},
           {"label", f.label},
           {"detail", f.detail}};
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // One field as read: the raw text and, when known, its value.
@@ -398,10 +390,10 @@ std::vector<std::string_view> SplitCells(std::string_view line) {
   while (true) {
     size_t end = line.find(',', start);
     if (end == std::string_view::npos) {
-      cells.push_back(Trim(line.substr(start)));
+      cells.push_back(TrimBlanks(line.substr(start)));
       return cells;
     }
-    cells.push_back(Trim(line.substr(start, end - start)));
+    cells.push_back(TrimBlanks(line.substr(start, end - start)));
     start = end + 1;
   }
 }
@@ -605,7 +597,7 @@ static GpuHealthReport Assess(const Evidence& e, const GpuHealthOptions& options
 
   std::vector<std::string_view> lines;
   for (std::string_view l : SplitLines(e.out)) {
-    if (!Trim(l).empty()) lines.push_back(l);
+    if (!TrimBlanks(l).empty()) lines.push_back(l);
   }
   const bool any_csv = std::any_of(lines.begin(), lines.end(), [](std::string_view l) {
     return l.find(',') != std::string_view::npos;
@@ -709,7 +701,7 @@ GpuHealthReport AssessGpuHealth(const Evidence& e, const GpuHealthOptions& optio
   GpuHealthReport r = Assess(e, options);
   // nvidia-smi's output is bytes, and Clip may cut a character in two: replace what is not UTF-8
   // with U+FFFD, so that the report serialises (found by topics_fuzz).
-  r.report = Json::parse(r.report.dump(-1, ' ', false, Json::error_handler_t::replace));
+  r.report = WithValidUtf8(r.report);
   r.rows = r.report["gpus"];
   return r;
 }

@@ -10,37 +10,17 @@
 #include <string_view>
 #include <utility>
 
+#include "mcp/text.h"
+
 namespace slurm_rca::mcp {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
 std::vector<std::string_view> Lines(std::string_view s) {
   std::vector<std::string_view> out;
-  for (std::string_view l : Split(s, '\n')) {
-    if (!Trim(l).empty()) out.push_back(l);
+  for (std::string_view l : SplitFields(s, '\n')) {
+    if (!TrimBlanks(l).empty()) out.push_back(l);
   }
   return out;
 }
@@ -53,7 +33,7 @@ std::string Clip(std::string_view s, size_t n) {
 
 // Why a raw nvidia-smi value is not a number in [lo, hi], or "" with *v set.
 std::string ReadNumber(std::string_view raw, double lo, double hi, double* v) {
-  raw = Trim(raw);
+  raw = TrimBlanks(raw);
   if (raw.empty()) return "empty";
   if (raw.front() == '[') return std::string(Clip(raw, 40)) + ": nvidia-smi reports no value";
   std::string lower;
@@ -133,20 +113,21 @@ Observation ParseNvidiaSmiSample(const std::string& node, std::int64_t time,
   o.ok = true;
   std::set<int> indexes;
   for (std::string_view line : lines) {
-    std::vector<std::string_view> cells = Split(line, ',');
+    std::vector<std::string_view> cells = SplitFields(line, ',');
     if (cells.size() != 7) {
       return fail("device row has " + std::to_string(cells.size()) + " columns, expected 7: " +
                   Clip(line, 120));
     }
     double index = 0;
     static const RE2 kIndex("[0-9]{1,4}");
-    if (!RE2::FullMatch(Trim(cells[0]), kIndex) || !ReadNumber(cells[0], 0, 1023, &index).empty() ||
+    if (!RE2::FullMatch(TrimBlanks(cells[0]), kIndex) ||
+        !ReadNumber(cells[0], 0, 1023, &index).empty() ||
         !indexes.insert(static_cast<int>(index)).second) {
       return fail("device row has a bad or repeated index: " + Clip(line, 120));
     }
     GpuSample g;
     g.index = static_cast<int>(index);
-    g.uuid = std::string(Trim(cells[1]));
+    g.uuid = std::string(TrimBlanks(cells[1]));
     double v = 0;
     if (std::string why = ReadNumber(cells[2], 0, 100, &v); why.empty()) {
       g.util_pct = v;
@@ -171,7 +152,7 @@ Observation ParseNvidiaSmiSample(const std::string& node, std::int64_t time,
     } else {
       g.unknown.push_back("power: " + why);
     }
-    std::string_view mig = Trim(cells[6]);
+    std::string_view mig = TrimBlanks(cells[6]);
     std::string lower;
     for (char c : mig) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     if (!(mig == "Disabled" || mig == "[N/A]" || lower == "n/a" || mig == "[Not Supported]")) {
@@ -189,12 +170,12 @@ Observation ParseNvidiaSmiSample(const std::string& node, std::int64_t time,
   } else {
     static const RE2 kPid("[1-9][0-9]{0,9}");
     for (std::string_view line : Lines(processes.out)) {
-      std::vector<std::string_view> cells = Split(line, ',');
-      if (cells.size() != 2 || !RE2::FullMatch(Trim(cells[1]), kPid)) {
+      std::vector<std::string_view> cells = SplitFields(line, ',');
+      if (cells.size() != 2 || !RE2::FullMatch(TrimBlanks(cells[1]), kPid)) {
         pid_failure = "process row is not gpu_uuid,pid: " + Clip(line, 120);
         break;
       }
-      std::string uuid(Trim(cells[0]));
+      std::string uuid(TrimBlanks(cells[0]));
       bool known = std::any_of(o.gpus.begin(), o.gpus.end(),
                                [&](const GpuSample& g) { return g.uuid == uuid; });
       if (!known) {
@@ -287,7 +268,7 @@ std::string ParseSeries(std::string_view line, Series* s) {
     }
   }
   std::vector<std::string_view> rest;
-  for (std::string_view part : Split(Trim(line.substr(i)), ' ')) {
+  for (std::string_view part : SplitFields(TrimBlanks(line.substr(i)), ' ')) {
     if (!part.empty()) rest.push_back(part);
   }
   if (rest.empty() || rest.size() > 2) return "expected a value and an optional timestamp";
@@ -375,9 +356,9 @@ Observation ParseDcgmPage(const std::string& node, std::int64_t scrape_time,
   std::map<int, DcgmGpu> gpus;
   std::optional<std::int64_t> newest_ms;
   int line_no = 0;
-  for (std::string_view line : Split(page, '\n')) {
+  for (std::string_view line : SplitFields(page, '\n')) {
     ++line_no;
-    std::string_view t = Trim(line);
+    std::string_view t = TrimBlanks(line);
     if (t.empty() || t.front() == '#') continue;
     Series s;
     if (std::string e = ParseSeries(t, &s); !e.empty()) {
@@ -504,7 +485,7 @@ std::vector<std::string> RunningJobsArgv() {
 
 std::optional<std::vector<std::string>> ExpandHostlist(const std::string& list) {
   const size_t kMax = 100000;
-  std::string l(Trim(list));
+  std::string l(TrimBlanks(list));
   if (l.empty() || l == "(null)" || l == "None assigned") return std::vector<std::string>{};
   // Split on commas outside brackets.
   std::vector<std::string> exprs;
@@ -533,7 +514,7 @@ std::optional<std::vector<std::string>> ExpandHostlist(const std::string& list) 
       if (e[i] == '[') {
         size_t close = e.find(']', i);
         std::vector<std::string> alternatives;
-        for (std::string_view r : Split(std::string_view(e).substr(i + 1, close - i - 1), ',')) {
+        for (std::string_view r : SplitFields(std::string_view(e).substr(i + 1, close - i - 1), ',')) {
           std::string lo, hi;
           if (!RE2::FullMatch(r, kRange, &lo, &hi)) return std::nullopt;
           if (lo.size() > 9 || hi.size() > 9) return std::nullopt;
@@ -576,12 +557,12 @@ int GpuCountFromTres(const std::string& tres) {
   int typed = 0;
   bool untyped_seen = false;
   int untyped = 0;
-  for (std::string_view item : Split(tres, ',')) {
+  for (std::string_view item : SplitFields(tres, ',')) {
     std::string n;
-    if (RE2::FullMatch(Trim(item), kUntyped, &n)) {
+    if (RE2::FullMatch(TrimBlanks(item), kUntyped, &n)) {
       untyped_seen = true;
       untyped = std::atoi(n.c_str());
-    } else if (RE2::FullMatch(Trim(item), kTyped, &n)) {
+    } else if (RE2::FullMatch(TrimBlanks(item), kTyped, &n)) {
       typed += std::atoi(n.c_str());
     }
   }
@@ -595,19 +576,19 @@ std::vector<RunningJob> ParseRunningJobs(const std::string& out,
   std::vector<RunningJob> jobs;
   std::map<std::string, int> seen;
   for (std::string_view line : Lines(out)) {
-    std::vector<std::string_view> f = Split(line, '|');
+    std::vector<std::string_view> f = SplitFields(line, '|');
     if (f.size() < 5) {
       if (rejected) rejected->push_back("not 5 |-fields: " + Clip(line, 120));
       continue;
     }
     RunningJob j;
-    j.job_id = std::string(Trim(f[0]));
+    j.job_id = std::string(TrimBlanks(f[0]));
     if (!RE2::FullMatch(j.job_id, kJobId)) {
       if (rejected) rejected->push_back("bad job id: " + Clip(line, 120));
       continue;
     }
     int y, mo, d, h, mi, s;
-    if (RE2::FullMatch(Trim(f[1]), kTime, &y, &mo, &d, &h, &mi, &s)) {
+    if (RE2::FullMatch(TrimBlanks(f[1]), kTime, &y, &mo, &d, &h, &mi, &s)) {
       std::tm tm{};
       tm.tm_year = y - 1900;
       tm.tm_mon = mo - 1;
@@ -617,17 +598,17 @@ std::vector<RunningJob> ParseRunningJobs(const std::string& out,
       tm.tm_sec = s;
       j.start = static_cast<std::int64_t>(timegm(&tm));
     }
-    auto nodes = ExpandHostlist(std::string(Trim(f[2])));
+    auto nodes = ExpandHostlist(std::string(TrimBlanks(f[2])));
     if (!nodes) {
       if (rejected) rejected->push_back("unparseable node list: " + Clip(line, 120));
       continue;
     }
     j.nodes = std::move(*nodes);
-    j.gpus = GpuCountFromTres(std::string(Trim(f[3])));
+    j.gpus = GpuCountFromTres(std::string(TrimBlanks(f[3])));
     // The name is last, so a '|' in it cannot shift the other fields.
     std::string name;
     for (size_t i = 4; i < f.size(); ++i) name += (i > 4 ? "|" : "") + std::string(f[i]);
-    j.name = std::string(Trim(name));
+    j.name = std::string(TrimBlanks(name));
     ++seen[j.job_id];
     jobs.push_back(std::move(j));
   }
@@ -998,9 +979,8 @@ Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
                      {"drain_after_seconds", o.drain_after}};
   Json report = {{"now", UnixToIso(now)}, {"jobs", out_jobs}, {"nodes", nodes},
                  {"thresholds", thresholds}};
-  // Job names and hpc_job labels are bytes from squeue and exporters: make every string valid
-  // UTF-8 (U+FFFD for the rest) so that the report always serialises.
-  return Json::parse(report.dump(-1, ' ', false, Json::error_handler_t::replace));
+  // Job names and hpc_job labels are bytes from squeue and exporters.
+  return WithValidUtf8(report);
 }
 
 Json GpuIdleJobSchema() {

@@ -5,6 +5,7 @@
 #include "mcp/fabric.h"
 #include "mcp/gpu_health.h"
 #include "mcp/gpu_idle.h"
+#include "mcp/text.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -730,19 +731,6 @@ std::string_view Trim(std::string_view s) {
 
 bool Blank(std::string_view s) { return Trim(s).empty(); }
 
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-}
 
 // Collects lines that did not parse into one parse_error sentence.
 class BadLines {
@@ -775,7 +763,7 @@ RowsResult ParseDelimited(const Topic& topic, std::string_view text, char sep) {
   std::vector<std::string_view> lines = Lines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (Blank(lines[i])) continue;
-    std::vector<std::string_view> fields = Split(lines[i], sep);
+    std::vector<std::string_view> fields = SplitFields(lines[i], sep);
     if (fields.size() < n || (sep == ',' && fields.size() != n)) {
       bad.Add(i + 1, lines[i],
               "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(n));
@@ -819,7 +807,7 @@ bool StartsPair(std::string_view token, std::string_view* key, std::string_view*
 // starts a new Key=; otherwise they belong to the value (Reason=(ReqNodeNotAvail, Unava...)).
 std::vector<std::pair<std::string, std::string>> KeyValues(std::string_view record) {
   std::vector<std::pair<std::string, std::string>> pairs;
-  for (std::string_view token : Split(record, ' ')) {
+  for (std::string_view token : SplitFields(record, ' ')) {
     std::string_view key, value;
     if (StartsPair(token, &key, &value)) {
       pairs.emplace_back(std::string(key), std::string(value));
@@ -855,7 +843,7 @@ RowsResult ParseKeyValue(const Topic& topic, std::string_view text) {
   static const RE2 kNoneInSystem(R"(No \w+ in the system)");
   for (const Record& rec : records) {
     if (RE2::FullMatch(rec.text, kNoneInSystem)) continue;
-    std::string_view first = Split(rec.text, ' ').front();
+    std::string_view first = SplitFields(rec.text, ' ').front();
     std::string_view key, value;
     if (!StartsPair(first, &key, &value)) {
       bad.Add(rec.line_number, rec.text, "is not Key=Value pairs");
