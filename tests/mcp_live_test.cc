@@ -82,6 +82,14 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
       EXPECT_NE(mcp::ResultText(r).find("NO EVIDENCE"), std::string::npos) << mcp::ResultText(r);
       continue;
     }
+    if (topic.name == "gpu_idle") {
+      // This server samples no GPU (sampling is off unless asked): no evidence, never an idle GPU.
+      EXPECT_TRUE(r.is_error) << mcp::ResultText(r);
+      EXPECT_NE(mcp::ResultText(r).find("NO EVIDENCE"), std::string::npos) << mcp::ResultText(r);
+      EXPECT_NE(mcp::ResultText(r).find("sampling is off"), std::string::npos)
+          << mcp::ResultText(r);
+      continue;
+    }
     // slurmdbd records a job's end asynchronously: give accounting a few seconds to show it.
     for (int i = 0; i < 20 && topic.name == "accounting" && !r.is_error &&
                     (*r.structured)["rows"].empty();
