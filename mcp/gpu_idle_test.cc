@@ -406,11 +406,14 @@ TEST(GpuIdleSchemaTest, ReportsCarryTheirRequiredFields) {
   Json r = JudgeGpuIdle({Job()}, store.Snapshot(), kStart + 40 * kMin);
   Json schema = GpuIdleReportSchema();
   for (const Json& key : schema["required"]) EXPECT_TRUE(r.contains(key.get<std::string>()));
-  for (const Json& key : GpuIdleJobSchema()["required"]) {
+  // Held by name: a range-for over GpuIdleJobSchema()["required"] would iterate a member of a
+  // temporary already destroyed (ASan: heap-use-after-free).
+  const Json job_schema = GpuIdleJobSchema();
+  for (const Json& key : job_schema["required"]) {
     EXPECT_TRUE(r["jobs"][0].contains(key.get<std::string>())) << key;
   }
   for (const auto& [key, v] : r["jobs"][0].items()) {
-    EXPECT_TRUE(GpuIdleJobSchema()["properties"].contains(key)) << key;
+    EXPECT_TRUE(job_schema["properties"].contains(key)) << key;
   }
 }
 
