@@ -517,7 +517,7 @@ void PrintCheck(const Check& check, const std::vector<Observation>& obs) {
 int main(int argc, char** argv) {
   auto bench_start = Clock::now();
   CLI::App app{"cluster_bench: live lab bring-up/tear-down and fault inject/heal times"};
-  int cycles = 3, repeats = 1, port_base = 46800;
+  int cycles = 3, repeats = 1, port_base = 15800;  // below the ephemeral range
   std::vector<std::string> faults;
   app.add_option("--cycles", cycles, "Bring-up/tear-down cycles")
       ->check(CLI::Range(1, 100))

@@ -255,17 +255,25 @@ int main(int argc, char** argv) {
   slurm_rca::live::CaptureOptions capture_options;
   CLI::App* capture = cluster->add_subcommand(
       "capture",
-      "Bring up a private lab (port base 36800) in a known state, record what Slurm prints for "
+      "Bring up a private lab (port base 21800) in a known state, record what Slurm prints for "
       "every read the guard corpus allows, tear it down");
   capture->add_option("--out", capture_options.out_dir,
                       "Fixture directory (default: the source tree's fixtures/slurm-22.05)");
+  capture->add_option("--port-base", capture_options.port_base,
+                      "Ports of the private lab: base+6, +17, +19, +201.. (keep below 32768)")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, 65000));
   slurm_rca::live::RecordOptions record_options;
   CLI::App* record = cluster->add_subcommand(
       "record",
-      "Bring up a private lab (port base 37800), record every slurm-mcp topic before, during and "
+      "Bring up a private lab (port base 20800), record every slurm-mcp topic before, during and "
       "after a fault into an evidence bundle, tear it down");
   record->add_option("--out", record_options.out_dir,
                      "Bundle directory (default: the source tree's fixtures/demo)");
+  record->add_option("--port-base", record_options.port_base,
+                     "Ports of the private lab: base+6, +17, +19, +201.. (keep below 32768)")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, 65000));
   record->add_option("--fault", record_options.fault, "The fault (rca-bench fault list)")
       ->capture_default_str();
 

@@ -9,7 +9,7 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 0
 fi
 trap '"$bin/rca-bench" cluster down --dir "$dir" >/dev/null' EXIT
-"$bin/rca-bench" cluster up --dir "$dir" --port-base 56800 || exit 1
+"$bin/rca-bench" cluster up --dir "$dir" --port-base 30800 || exit 1
 conf=$dir/etc/slurm.conf
 run() {
   echo "\$ slurm-guard run --timeout 5 -- $*"

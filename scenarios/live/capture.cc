@@ -428,7 +428,8 @@ std::string Readme(const std::vector<Captured>& captured, const CapturePlan& pla
   r << "\n" << kObserved;
   r << "\n## Regenerate\n\n"
     << "As root, on a machine with the Debian packages of scripts/deps.sh and ports base+6, +17, "
-       "+19 and +201..+204 free (base 36800, not the default lab's 16800):\n\n"
+       "+19 and +201..+204 free (base "
+    << CaptureOptions{}.port_base << " unless --port-base says, not the default lab's 16800):\n\n"
     << "```\ncmake --build build -j2 && build/bin/rca-bench cluster capture\n```\n\n"
     << "It brings up its own lab (not the default one), writes here, and always tears the lab "
        "down. `capture_test` (ctest) fails when a corpus read has no capture, or a capture no "

@@ -1,7 +1,7 @@
 // Captures what real Slurm prints for every read the guard allows, as test data for the MCP
 // topic parsers.
 //
-// CaptureReads() brings up a private lab (its own directory under /tmp, port base 36800),
+// CaptureReads() brings up a private lab (its own directory under /tmp, port base 21800),
 // puts it into a known state (jobs that completed, failed, were cancelled, run and wait; a
 // drained node; a future reservation), runs every allowed argv of the guard corpus through
 // guard::Guard and guard::Executor, tears the lab down and writes, under options.out_dir:
@@ -43,7 +43,7 @@ struct CaptureOptions {
   std::string out_dir;
   // A guard corpus file or directory; empty: the source tree's guard/testdata.
   std::string corpus;
-  int port_base = 36800;
+  int port_base = 21800;  // below the ephemeral range (32768-60999)
   int nodes = 4;
   // Where the lab lives; empty: a fresh mkdtemp directory /tmp/rca-capture-XXXXXX.
   std::string lab_dir;

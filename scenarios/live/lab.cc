@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -25,6 +26,15 @@
 
 namespace slurm_rca::live {
 namespace {
+
+// The kernel's ephemeral port range (where client sockets get their local port), or nullopt when
+// it cannot be read. A lab whose ports fall inside it can lose one to any outgoing connection.
+std::optional<std::pair<int, int>> EphemeralRange() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 0, hi = 0;
+  if (!(in >> lo >> hi) || lo <= 0 || hi < lo) return std::nullopt;
+  return std::make_pair(lo, hi);
+}
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -535,6 +545,14 @@ Status Lab::Up(std::ostream& progress) {
   }
   progress << "starting the slurm-rca lab in " << options_.dir << " (" << options_.nodes
            << " nodes, cluster " << options_.cluster << ")\n";
+  if (auto eph = EphemeralRange();
+      eph && options_.port_base + 6 <= eph->second && SlurmdPort(options_.nodes) >= eph->first) {
+    progress << "warning: ports " << options_.port_base + 6 << ".." << SlurmdPort(options_.nodes)
+             << " overlap the ephemeral range " << eph->first << "-" << eph->second
+             << " (/proc/sys/net/ipv4/ip_local_port_range): a client socket may take one; "
+                "choose a --port-base below "
+             << eph->first - 200 - options_.nodes << "\n";
+  }
   if (Status s = WriteConfig(); !s.ok()) return s;
   for (const char* name : {"munged", "mariadbd", "slurmdbd"}) {
     if (Status s = StartDaemon(name, progress); !s.ok()) return s;

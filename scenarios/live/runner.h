@@ -51,7 +51,7 @@ struct ScenarioRecordOptions {
   std::string fixtures;        // bundles go to FIXTURES/<id>; empty: the source tree's fixtures/
   int trials = 3;
   int jobs = 1;                // trials run at once, each in its own lab
-  int port_base = 37800;       // trial k uses port_base + 1000 * k
+  int port_base = 17800;       // trial k uses port_base + 1000 * k: 3 trials stay below 20800
   double read_timeout_seconds = 20;  // slurm-mcp's default executor timeout
   std::string work_dir;        // where the trials' labs and bundles go; empty: /tmp
   // Re-derive the timing from the trial bundles a previous run left in work_dir (after a
