@@ -32,6 +32,7 @@
 #include "scenarios/live/lab.h"
 #include "scenarios/live/mcp_child.h"
 #include "scenarios/live/runner.h"
+#include "tests/live_workload.h"
 
 #ifndef SLURM_MCP_BINARY
 #define SLURM_MCP_BINARY ""
@@ -222,24 +223,8 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   track();
   std::cout << "[faults] bring-up done at +" << Since(test_start) << " s\n";
 
-  // A workload that gives every topic rows: a running job (queue, jobs), a pending one
-  // (priority), a finished one (accounting), a reservation, the nvidia-smi double of node2.
-  std::string work = lab.Path("work");
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "--exclusive", "-w", "node4",
-                          "--wrap", "sleep 600"}).ok());
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "wait", "-w", "node4", "--wrap",
-                          "true"}).ok());
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "-w", "node1", "--wrap",
-                          "true"}).ok());
-  ASSERT_TRUE(lab.Client({"scontrol", "create", "reservation", "ReservationName=maint",
-                          "StartTime=now+1day", "Duration=60", "Nodes=node3", "Users=root",
-                          "Flags=MAINT"}).ok());
-  auto gpu = live::InjectFault(lab, "gpu-fake", live::FaultTarget{.node = "node2"});
-  ASSERT_TRUE(gpu.status.ok()) << gpu.status.message();
-  for (int i = 0; i < 80; ++i) {
-    if (lab.Client({"sacct", "-a", "-X", "-n"}).out.find("COMPLETED") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  // A workload that gives every topic rows (tests/live_workload.h).
+  ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 
   // The real server, as rca-bench runs it against a lab (scenarios/live/runner.h).
   std::string error;
@@ -313,7 +298,7 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
     }
     if (f.name == "statesave-readonly") {
       // The fault is real: a submission fails (slurmctld cannot write the job's script).
-      live::ToolResult sbatch = lab.Client({"sbatch", "--chdir=" + work, "--wrap", "true"});
+      live::ToolResult sbatch = lab.Client({"sbatch", "--chdir=" + lab.Path("work"), "--wrap", "true"});
       EXPECT_FALSE(sbatch.ok()) << "sbatch succeeded with StateSaveLocation unwritable";
       std::cout << "[faults]   sbatch: " << sbatch.Summary() << "\n";
     }

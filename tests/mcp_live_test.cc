@@ -12,6 +12,7 @@
 #include "mcp/tools.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
+#include "tests/live_workload.h"
 
 namespace slurm_rca {
 namespace {
@@ -36,27 +37,7 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
   } down{lab};
   live::Status up = lab.Up(std::cout);
   ASSERT_TRUE(up.ok()) << up.message();
-  std::string work = lab.Path("work");
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "--exclusive", "-w", "node4",
-                          "--wrap", "sleep 600"}).ok());
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "wait", "-w", "node4", "--wrap",
-                          "true"}).ok());
-  ASSERT_TRUE(lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "-w", "node1", "--wrap",
-                          "true"}).ok());
-  ASSERT_TRUE(lab.Client({"scontrol", "create", "reservation", "ReservationName=maint",
-                          "StartTime=now+1day", "Duration=60", "Nodes=node3", "Users=root",
-                          "Flags=MAINT"}).ok());
-  // The gpu topic reads node2's nvidia-smi: the lab's test double (there is no GPU here).
-  auto gpu = live::InjectFault(lab, "gpu-fake", live::FaultTarget{.node = "node2"});
-  ASSERT_TRUE(gpu.status.ok()) << gpu.status.message();
-  // Wait until accounting has the finished job, so that every topic has rows to show.
-  for (int i = 0; i < 80; ++i) {
-    // The same window the accounting topic reads (today, no state filter).
-    if (lab.Client({"sacct", "-a", "-X", "-n"}).out.find("COMPLETED") != std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 
   mcp::LiveOptions o;
   o.executor.trusted_dirs = {"/usr/bin", "/usr/sbin", lab.Path("nodes/node2/bin")};
