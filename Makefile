@@ -23,7 +23,7 @@ help:
 	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
 	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
 	@echo "make soak    mcp_load for 600 s: 64 HTTP clients against slurm-mcp on the replay back-end, zero failed requests and bounded memory (not in CI; make test runs it for 60 s)"
-	@echo "make bench-live  as root: bring-up, tear-down and every fault's time to show and heal (about 4 min)"
+	@echo "make bench-live  as root: cluster_bench (bring-up, tear-down and every fault's time to show and heal, about 4 min), then ctld_load_bench (slurmctld RPCs for 1, 10 and 50 agents in 3 configurations: 9 runs of 30 s on one lab)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
 	@echo "make clean   remove $(BUILD), $(FUZZ_BUILD), $(ASAN_BUILD) and $(TSAN_BUILD)"
