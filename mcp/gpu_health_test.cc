@@ -221,7 +221,9 @@ TEST(GpuHealthExitTest, OnlyTheFourDocumentedHardwareFaultsAreEvidence) {
     e.out = code == 0 ? Row(0) : "";
     GpuHealthReport r = AssessGpuHealth(e);
     EXPECT_EQ(r.evidence, code == 0 || IsHardwareFaultExit(code)) << code;
-    if (!r.evidence) EXPECT_TRUE(Findings(r.report).empty()) << code;
+    if (!r.evidence) {
+      EXPECT_TRUE(Findings(r.report).empty()) << code;
+    }
   }
   EXPECT_EQ(faults, (std::set<int>{8, 10, 14, 15}));
   EXPECT_EQ(NvidiaSmiExitMeaning(8), "external power cables not attached");
