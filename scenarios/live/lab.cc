@@ -522,6 +522,16 @@ Status Lab::WaitReady(std::chrono::seconds timeout) const {
   });
 }
 
+std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi) {
+  const int first = port_base + 6, last = port_base + 200 + nodes;
+  if (first > hi || last < lo) return "";
+  std::ostringstream w;
+  w << "warning: ports " << first << ".." << last << " overlap the ephemeral range " << lo << "-"
+    << hi << " (/proc/sys/net/ipv4/ip_local_port_range): a client socket may take one; choose a "
+    << "--port-base at most " << lo - 201 - nodes << " or above " << hi - 6 << "\n";
+  return w.str();
+}
+
 Status Lab::Up(std::ostream& progress) {
   auto start = Clock::now();
   if (options_.nodes < 1 || options_.nodes > 64) {
@@ -545,13 +555,8 @@ Status Lab::Up(std::ostream& progress) {
   }
   progress << "starting the slurm-rca lab in " << options_.dir << " (" << options_.nodes
            << " nodes, cluster " << options_.cluster << ")\n";
-  if (auto eph = EphemeralRange();
-      eph && options_.port_base + 6 <= eph->second && SlurmdPort(options_.nodes) >= eph->first) {
-    progress << "warning: ports " << options_.port_base + 6 << ".." << SlurmdPort(options_.nodes)
-             << " overlap the ephemeral range " << eph->first << "-" << eph->second
-             << " (/proc/sys/net/ipv4/ip_local_port_range): a client socket may take one; "
-                "choose a --port-base below "
-             << eph->first - 200 - options_.nodes << "\n";
+  if (auto eph = EphemeralRange()) {
+    progress << EphemeralPortWarning(options_.port_base, options_.nodes, eph->first, eph->second);
   }
   if (Status s = WriteConfig(); !s.ok()) return s;
   for (const char* name : {"munged", "mariadbd", "slurmdbd"}) {

@@ -114,6 +114,11 @@ class Lab {
   LabOptions options_;
 };
 
+// The warning Lab::Up prints when a lab's ports (port_base+6 .. port_base+200+nodes) overlap the
+// kernel's ephemeral range [lo, hi] (/proc/sys/net/ipv4/ip_local_port_range), where any client
+// socket may take one; empty when they do not.
+std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi);
+
 // Mount points at or below dir, deepest first (from /proc/self/mountinfo).
 std::vector<std::string> MountsUnder(const std::string& dir);
 

@@ -601,6 +601,26 @@ TEST_F(LiveLab, SlurmReallyExpandsWhatTheGuardRefuses) {
   ASSERT_TRUE(Run({"scontrol", "setdebug", "info"}).ok());
 }
 
+// Pure: no lab, no root.
+TEST(LabPorts, AWarningOnlyWhenThePortsOverlapTheEphemeralRange) {
+  // Linux's default range and this project's bases: every default is below it.
+  for (int base : {15800, 16800, 17800, 20800, 21800, 26800, 30800, 31800}) {
+    EXPECT_EQ(EphemeralPortWarning(base, 4, 32768, 60999), "") << base;
+  }
+  // The last slurmd port, base+204, is the one that crosses first.
+  EXPECT_EQ(EphemeralPortWarning(32563, 4, 32768, 60999), "");
+  std::string w = EphemeralPortWarning(32564, 4, 32768, 60999);
+  EXPECT_NE(w.find("ports 32570..32768 overlap the ephemeral range 32768-60999"), std::string::npos)
+      << w;
+  EXPECT_NE(w.find("--port-base at most 32563 or above 60993"), std::string::npos) << w;
+  // The old capture base, and one above the range.
+  EXPECT_NE(EphemeralPortWarning(36800, 4, 32768, 60999), "");
+  EXPECT_EQ(EphemeralPortWarning(60994, 4, 32768, 60999), "");
+  EXPECT_NE(EphemeralPortWarning(60993, 4, 32768, 60999), "");
+  // More nodes reach further.
+  EXPECT_NE(EphemeralPortWarning(32563, 5, 32768, 60999), "");
+}
+
 TEST(LiveCycles, ThreeUpDownCyclesLeaveNothingBehind) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
   char dir[] = "/tmp/rca-live-XXXXXX";
