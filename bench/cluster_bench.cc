@@ -243,6 +243,21 @@ Check SacctAnswers(const Probe& p) {
           }};
 }
 
+// db-freeze and db-lock: the accounting read hangs while the controller's reads answer.
+Check SacctBlocksWhileSinfoAnswers(const Probe& p) {
+  return {"effect: sacct blocks while sinfo answers", seconds(30), [&p](std::string* note) {
+            ToolResult sacct = p.Run({"sacct", "-a", "-X", "-n"}, seconds(3));
+            if (!sacct.timed_out) {
+              *note = "sacct did not block: " + (sacct.ok() ? "answered" : Gist(sacct));
+              return false;
+            }
+            ToolResult sinfo = p.Run({"sinfo", "-h"}, seconds(5));
+            *note = "sacct still blocked after 3 s; sinfo " +
+                    (sinfo.ok() ? "answered in " + Fixed(sinfo.seconds) + " s" : Gist(sinfo));
+            return sinfo.ok();
+          }};
+}
+
 // A submitted job writes nothing: its output goes to /dev/null.
 ToolResult Submit(const Probe& p) {
   return p.Run({"sbatch", "--parsable", "-o", "/dev/null", "-e", "/dev/null", "--wrap", "true"});
@@ -253,18 +268,7 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
   if (fault == "db-freeze") {
     return {"mariadbd",
             {},
-            {{"effect: sacct blocks while sinfo answers", seconds(30),
-              [&p](std::string* note) {
-                ToolResult sacct = p.Run({"sacct", "-a", "-X", "-n"}, seconds(3));
-                if (!sacct.timed_out) {
-                  *note = "sacct did not block: " + (sacct.ok() ? "answered" : Gist(sacct));
-                  return false;
-                }
-                ToolResult sinfo = p.Run({"sinfo", "-h"}, seconds(5));
-                *note = "sacct still blocked after 3 s; sinfo " +
-                        (sinfo.ok() ? "answered in " + Fixed(sinfo.seconds) + " s" : Gist(sinfo));
-                return sinfo.ok();
-              }}},
+            {SacctBlocksWhileSinfoAnswers(p)},
             SacctAnswers(p)};
   }
   if (fault == "dbd-stop" || fault == "dbd-kill" || fault == "net-drop") {
@@ -489,18 +493,7 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
   if (fault == "db-lock") {
     return {"CLUSTER_job_table",
             {},
-            {{"effect: sacct blocks while sinfo answers", seconds(30),
-              [&p](std::string* note) {
-                ToolResult sacct = p.Run({"sacct", "-a", "-X", "-n"}, seconds(3));
-                if (!sacct.timed_out) {
-                  *note = "sacct did not block: " + (sacct.ok() ? "answered" : Gist(sacct));
-                  return false;
-                }
-                ToolResult sinfo = p.Run({"sinfo", "-h"}, seconds(5));
-                *note = "sacct still blocked after 3 s; sinfo " +
-                        (sinfo.ok() ? "answered in " + Fixed(sinfo.seconds) + " s" : Gist(sinfo));
-                return sinfo.ok();
-              }}},
+            {SacctBlocksWhileSinfoAnswers(p)},
             SacctAnswers(p)};
   }
   if (fault != "gpu-fake") {
