@@ -243,6 +243,20 @@ Check SacctAnswers(const Probe& p) {
           }};
 }
 
+// The client argv fails (not by its own timeout) with `want` in its stderr, within `bound`; each
+// try may take `timeout`.
+Check FailsWith(const Probe& p, std::vector<std::string> argv, std::string want, seconds bound,
+                seconds timeout) {
+  std::string label = "effect: " + argv[0] + " fails with '" + want + "'";
+  return {label, bound, [&p, argv, want, timeout](std::string* note) {
+            ToolResult r = p.Run(argv, timeout);
+            *note = argv[0] + " " +
+                    (r.ok() ? std::string("answered")
+                            : "failed after " + Fixed(r.seconds) + " s: " + Gist(r, want));
+            return !r.ok() && !r.timed_out && Contains(r.err, want);
+          }};
+}
+
 // db-freeze and db-lock: the accounting read hangs while the controller's reads answer.
 Check SacctBlocksWhileSinfoAnswers(const Probe& p) {
   return {"effect: sacct blocks while sinfo answers", seconds(30), [&p](std::string* note) {
@@ -276,28 +290,14 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
     std::string want = stop ? "Connection refused" : "Connection timed out";
     return {"slurmdbd",
             {.daemon = "slurmdbd"},
-            {{"effect: sacct fails with '" + want + "'", seconds(30),
-              [&p, want](std::string* note) {
-                ToolResult r = p.Run({"sacct", "-a", "-X", "-n"}, seconds(15));
-                *note = "sacct " +
-                        (r.ok() ? std::string("answered")
-                                : "failed after " + Fixed(r.seconds) + " s: " + Gist(r, want));
-                return !r.ok() && !r.timed_out && Contains(r.err, want);
-              }}},
+            {FailsWith(p, {"sacct", "-a", "-X", "-n"}, want, seconds(30), seconds(15))},
             SacctAnswers(p)};
   }
   if (fault == "ctld-stop") {
     std::string want = "Unable to contact slurm controller";
     return {"slurmctld",
             {},
-            {{"effect: squeue fails with '" + want + "'", seconds(30),
-              [&p, want](std::string* note) {
-                ToolResult r = p.Run({"squeue", "-h"}, seconds(20));
-                *note = "squeue " +
-                        (r.ok() ? std::string("answered")
-                                : "failed after " + Fixed(r.seconds) + " s: " + Gist(r, want));
-                return !r.ok() && !r.timed_out && Contains(r.err, want);
-              }}},
+            {FailsWith(p, {"squeue", "-h"}, want, seconds(30), seconds(20))},
             {"recovered: all nodes idle, sacct answers", seconds(120),
              [&p](std::string* note) { return p.Ready(note); }}};
   }
@@ -408,14 +408,7 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
     std::string want = "Socket timed out";
     return {"slurmctld",
             {},
-            {{"effect: squeue fails with '" + want + "'", seconds(40),
-              [&p, want](std::string* note) {
-                ToolResult r = p.Run({"squeue", "-h"}, seconds(20));
-                *note = "squeue " +
-                        (r.ok() ? std::string("answered")
-                                : "failed after " + Fixed(r.seconds) + " s: " + Gist(r, want));
-                return !r.ok() && !r.timed_out && Contains(r.err, want);
-              }}},
+            {FailsWith(p, {"squeue", "-h"}, want, seconds(40), seconds(20))},
             {"recovered: squeue answers", seconds(30), [&p](std::string* note) {
                ToolResult r = p.Run({"squeue", "-h"}, seconds(5));
                *note = r.ok() ? "squeue answered in " + Fixed(r.seconds) + " s" : Gist(r);
