@@ -102,15 +102,16 @@ ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>&
       Abstention ab;
       ab.threshold = a["threshold"] ? a["threshold"].as<double>() : -1;
       if (!(ab.threshold >= 0 && ab.threshold <= 1)) error("abstention.threshold must be in [0, 1]");
-      if (a["development_split"]) {
-        for (const auto& s : a["development_split"]) ab.development_split.push_back(s.as<std::string>());
-      }
-      if (ab.development_split.empty()) error("abstention needs a development_split");
-      for (const std::string& id : ab.development_split) {
-        if (!known_ids.empty() &&
-            std::find(known_ids.begin(), known_ids.end(), id) == known_ids.end()) {
-          error("development_split names '" + id + "', not a scenario id");
-        }
+      // The split is the scenarios' own (split: dev); a list of ids here would be a second
+      // declaration that could disagree with it.
+      const YAML::Node& d = a["development_split"];
+      if (!d) {
+        error("abstention needs development_split: dev");
+      } else if (!d.IsScalar() || d.Scalar() != "dev") {
+        error("development_split must be dev (the scenarios that declare split: dev); a "
+              "threshold is never fitted on test");
+      } else {
+        ab.development_split = d.Scalar();
       }
       ab.fitted = a["fitted"] ? a["fitted"].as<std::string>() : "";
       if (ab.fitted.empty()) error("abstention.fitted must say how the threshold was obtained");

@@ -26,7 +26,7 @@ namespace slurm_rca::agents {
 
 struct Abstention {
   double threshold = 0;  // a committed answer below this confidence becomes `unknown`
-  std::vector<std::string> development_split;  // scenario ids the threshold is fitted on
+  std::string development_split;  // "dev": the scenarios that declare split: dev
   std::string fitted;  // how the threshold was obtained (or that it was not yet)
 };
 

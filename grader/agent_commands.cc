@@ -613,10 +613,10 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
     for (const auto& q : p.problems) std::cout << q.ToString() << "\n";
     return Fail("the submission has problems; nothing was fitted");
   }
-  const auto& split = c.config->abstention->development_split;
+  // Fitted on the development split only: the test split ranks the leaderboard.
   std::vector<std::pair<const sc::Scenario*, const Answer*>> dev;
   for (const sc::Scenario& s : suite) {
-    if (std::find(split.begin(), split.end(), s.id) == split.end()) continue;
+    if (s.split != c.config->abstention->development_split || s.status != "runnable") continue;
     const Answer* a = nullptr;
     for (const Answer& x : p.submission->answers) {
       if (x.scenario_id == s.id) a = &x;

@@ -29,7 +29,9 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     double brier = 0, ece = 0, missing = 0;
     std::vector<double> bin_conf = std::vector<double>(10, 0), bin_right = std::vector<double>(10, 0);
     std::vector<int> bin_count = std::vector<int>(10, 0);
-    std::map<std::string, double> family_sum;
+    std::map<std::string, double> family_sum, split_sum;
+    double post_freeze_sum = 0;
+    int post_freeze_runs = 0;
   };
   for (const scenarios::Scenario& s : suite) {
     if (s.status == "runnable" &&
@@ -40,6 +42,18 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
   std::sort(lb.families.begin(), lb.families.end());
   for (const Baseline& b : ComputeBaselines(suite)) {
     if (b.name != "oracle") lb.baselines.push_back({b.name, b.depth});
+  }
+  std::vector<scenarios::Scenario> test;
+  for (const scenarios::Scenario& s : suite) {
+    if (s.split == "test" && s.status == "runnable") test.push_back(s);
+    if (!s.post_freeze.empty() && s.status == "runnable") ++lb.post_freeze_scenarios;
+  }
+  if (!test.empty()) {
+    lb.ranked_on_test = true;
+    lb.test_scenarios = static_cast<int>(test.size());
+    std::vector<Baseline> tb = ComputeBaselines(test);
+    lb.test_floor_name = tb.front().name;
+    lb.test_floor_depth = tb.front().depth;
   }
   std::map<std::string, Acc> by_config;
   for (const fs::path& f : files) {
@@ -79,6 +93,11 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       a.bin_right[b] += r.reliability[b].accuracy * r.reliability[b].count;
     }
     for (const auto& [fam, d] : r.depth_by_family) a.family_sum[fam] += d;
+    for (const auto& [split, d] : r.depth_by_split) a.split_sum[split] += d;
+    if (r.depth_post_freeze) {
+      a.post_freeze_sum += *r.depth_post_freeze;
+      ++a.post_freeze_runs;
+    }
     a.row.harness_times_s.insert(a.row.harness_times_s.end(), r.harness_times_s.begin(),
                                  r.harness_times_s.end());
     a.row.first_date = std::min(a.row.first_date, s.date);
@@ -117,12 +136,18 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       row.reliability.push_back(bin);
     }
     for (const auto& [fam, sum] : a.family_sum) row.depth_by_family[fam] = sum / row.runs;
+    for (const auto& [split, sum] : a.split_sum) row.depth_by_split[split] = sum / row.runs;
+    if (a.post_freeze_runs > 0) row.depth_post_freeze = a.post_freeze_sum / a.post_freeze_runs;
     if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
     lb.rows.push_back(row);
   }
-  std::stable_sort(lb.rows.begin(), lb.rows.end(), [](const Row& x, const Row& y) {
-    return x.depth_mean != y.depth_mean ? x.depth_mean > y.depth_mean
-                                        : x.configuration < y.configuration;
+  auto rank = [&](const Row& r) {
+    if (!lb.ranked_on_test) return r.depth_mean;
+    auto t = r.depth_by_split.find("test");
+    return t == r.depth_by_split.end() ? 0.0 : t->second;
+  };
+  std::stable_sort(lb.rows.begin(), lb.rows.end(), [&](const Row& x, const Row& y) {
+    return rank(x) != rank(y) ? rank(x) > rank(y) : x.configuration < y.configuration;
   });
   return lb;
 }
@@ -146,12 +171,24 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
     }
     o << " (rca-bench baselines)\n";
   }
+  if (lb.ranked_on_test) {
+    o << "ranked on the test split (" << lb.test_scenarios << " scenarios; its floor "
+      << f3(lb.test_floor_depth) << ", " << lb.test_floor_name
+      << "); dev is where thresholds are fitted\n";
+  }
   o << "\n";
-  o << "| configuration | model | runs | RCA depth (mean ± SE) | margin over the floor | Brier "
-       "(exact) | ECE | time to hyp. (median, harness) | missing answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  auto split = [&](const Row& r, const char* name) {
+    auto it = r.depth_by_split.find(name);
+    return it == r.depth_by_split.end() ? std::string("-") : f3(it->second);
+  };
+  o << "| configuration | model | runs | test | dev | post-freeze | RCA depth, all (mean ± SE) | "
+       "margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | missing "
+       "answers (mean) | hash | dates |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
-    o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | " << r.model << " | " << r.runs << " | "
+    o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | "
+      << r.model << " | " << r.runs << " | " << split(r, "test") << " | " << split(r, "dev")
+      << " | " << (r.depth_post_freeze ? f3(*r.depth_post_freeze) : std::string("-")) << " | "
       << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
       << (r.depth_mean >= lb.floor_depth ? "+" : "") << f3(r.depth_mean - lb.floor_depth)
       << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
@@ -168,6 +205,24 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
            "ticket alone; if it scores well, the tickets leak their answers). They bound the "
            "benchmark; they are not contestants.\n";
       break;
+    }
+  }
+  // B against C, where the graph cannot have been read out of the scenarios' own recordings.
+  const Row* b = nullptr;
+  const Row* c = nullptr;
+  for (const Row& r : lb.rows) {
+    if (r.configuration == "B" && !b) b = &r;
+    if (r.configuration == "C" && !c) c = &r;
+  }
+  if (lb.post_freeze_scenarios > 0) {
+    o << "\nB against C on the " << lb.post_freeze_scenarios
+      << " scenarios written after the graph's freeze (no edge of theirs is in the frozen graph): ";
+    if (b && c && b->depth_post_freeze && c->depth_post_freeze) {
+      o << "B " << f3(*b->depth_post_freeze) << ", C " << f3(*c->depth_post_freeze) << " (C - B "
+        << (*c->depth_post_freeze >= *b->depth_post_freeze ? "+" : "")
+        << f3(*c->depth_post_freeze - *b->depth_post_freeze) << ")\n";
+    } else {
+      o << "needs runs of both B and C\n";
     }
   }
   if (lb.rows.empty()) o << "\n(no submission could be scored)\n";

@@ -28,6 +28,8 @@ struct Row {
   double missing_mean = 0;
   std::vector<Bin> reliability;  // pooled over the runs' answers (10 bins)
   std::map<std::string, double> depth_by_family;  // mean over runs
+  std::map<std::string, double> depth_by_split;   // dev, test: mean over runs
+  std::optional<double> depth_post_freeze;        // mean over runs (post_freeze scenarios)
   std::vector<double> harness_times_s;            // pooled over runs
   std::optional<double> harness_time_median_s;   // measured by the harness; unmeasured if none
 };
@@ -41,6 +43,12 @@ struct Leaderboard {
   std::vector<std::string> refused;  // "file: why"
   std::vector<std::string> families;
   std::vector<std::pair<std::string, double>> baselines;  // every degenerate strategy, best first
+  // The ranking is on the test split when the suite declares one (its own floor beside it); the
+  // development split is where thresholds are fitted (rca-bench fit-abstention).
+  bool ranked_on_test = false;
+  std::string test_floor_name;
+  double test_floor_depth = 0;
+  int test_scenarios = 0, post_freeze_scenarios = 0;
 };
 
 // Each X.jsonl of `dir` is scored with the transcripts of X.transcripts/ when that directory

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "agents/graph/graph.h"
 #include "grader/agent_commands.h"
 #include "grader/baselines.h"
 #include "grader/leaderboard.h"
@@ -105,6 +106,18 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
   }
   if (args.empty()) {
     for (sc::Problem& p : sc::SuiteMinimum(suite.scenarios, sc::DefaultScenariosDir())) {
+      problems.push_back(std::move(p));
+    }
+  }
+  // Scenarios written after the graph's freeze use none of the edges it measures.
+  std::string freeze_error;
+  auto freeze = slurm_rca::graph::ReadFreeze(slurm_rca::graph::DefaultFreezePath(), &freeze_error);
+  auto graph = slurm_rca::graph::LoadGraphFile(slurm_rca::graph::DefaultGraphPath());
+  if (!freeze || !graph.graph) {
+    problems.push_back({slurm_rca::graph::DefaultFreezePath(), 0, "post-freeze-edge",
+                        freeze ? "the graph does not load" : freeze_error});
+  } else {
+    for (sc::Problem& p : slurm_rca::graph::PostFreezeProblems(*graph.graph, *freeze, suite.scenarios)) {
       problems.push_back(std::move(p));
     }
   }
@@ -224,6 +237,13 @@ int main(int argc, char** argv) {
       "bundles; agents (configurations A-E, reference agents) run over them; their answers scored "
       "beside the floor of answers that read nothing."};
   app.require_subcommand(1);
+  std::string bundle_set = sc::DefaultBundleSet();
+  app.add_option("--bundles", bundle_set,
+                 "Which recorded evidence the suite is measured, replayed and fingerprinted on: "
+                 "busy (fixtures/busy/, the lab under its background profile) or clean "
+                 "(fixtures/, the bare lab)")
+      ->check(CLI::IsMember(sc::BundleSets()))
+      ->capture_default_str();
   LabOptions options;
   options.dir = DefaultDir();
   auto add_dir = [&](CLI::App* c) {
@@ -536,6 +556,7 @@ int main(int argc, char** argv) {
     std::cerr << "rca-bench: " << e.what() << " (see rca-bench --help)\n";
     return kUsage;
   }
+  sc::SetDefaultBundleSet(bundle_set);
 
   if (*graph_cmd) {
     if (graph_what == "causes" && graph_component.empty()) {

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "grader/baselines.h"
+#include "scenarios/measure.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::grader {
@@ -18,7 +21,26 @@ std::string SubmissionProblem::ToString() const {
   return file + ":" + std::to_string(line) + ": " + message;
 }
 
+std::string GraphDigest(const std::string& graph_text) {
+  return "sha256:" + sc::Sha256Hex(graph_text, 16);
+}
+
+std::string DefaultGraphDigest() {
+  const char* env = std::getenv("SLURM_RCA_GRAPH");
+  std::string path = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "unreadable";
+  std::stringstream text;
+  text << in.rdbuf();
+  return GraphDigest(text.str());
+}
+
 std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
+  return SuiteFingerprint(suite, DefaultGraphDigest(), sc::DefaultBundleSet());
+}
+
+std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite, const std::string& graph_digest,
+                             const std::string& bundle_set) {
   std::vector<const sc::Scenario*> sorted;
   for (const sc::Scenario& s : suite) sorted.push_back(&s);
   std::sort(sorted.begin(), sorted.end(),
@@ -27,6 +49,7 @@ std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
   for (const sc::Scenario* s : sorted) {
     o << s->id << '\n' << s->TaskId() << '\n' << s->status << '\n' << s->family << '\n'
       << s->difficulty << '\n';
+    if (!s->split.empty()) o << "split " << s->split << '\n';
     for (const sc::Credit& c : s->scoring) o << c.node << '=' << c.credit << '\n';
     for (const sc::NodeNote& r : s->ruled_out) o << "ruled_out " << r.node << '\n';
     if (s->remediation_helpful) {
@@ -34,6 +57,7 @@ std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
     }
     for (const sc::Item& a : s->harmful_actions) o << "harmful " << a.value << '\n';
   }
+  o << "graph " << graph_digest << '\n' << "bundles " << bundle_set << '\n';
   return "sha256:" + sc::Sha256Hex(o.str(), 16);
 }
 
@@ -279,7 +303,8 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
   if (times) r.harness_problems = times->problems;
   std::map<std::string, const Answer*> by_id;
   for (const Answer& a : submission.answers) by_id[a.scenario_id] = &a;
-  std::map<std::string, std::pair<double, int>> fam, diff;
+  std::map<std::string, std::pair<double, int>> fam, diff, split;
+  std::pair<double, int> post_freeze{0, 0};
   double brier_e = 0, brier_p = 0, time_sum = 0;
   int time_n = 0;
   std::vector<std::pair<double, int>> bins(10, {0.0, 0});
@@ -349,6 +374,19 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
     ++fam[s.family].second;
     diff[s.difficulty].first += credit;
     ++diff[s.difficulty].second;
+    if (!s.split.empty()) {
+      split[s.split].first += credit;
+      ++split[s.split].second;
+    }
+    if (!s.post_freeze.empty()) {
+      post_freeze.first += credit;
+      ++post_freeze.second;
+    }
+  }
+  for (const auto& [k, v] : split) r.depth_by_split[k] = v.first / v.second;
+  if (post_freeze.second > 0) {
+    r.depth_post_freeze = post_freeze.first / post_freeze.second;
+    r.post_freeze_scenarios = post_freeze.second;
   }
   if (r.scenarios > 0) r.depth /= r.scenarios;
   for (const auto& [k, v] : fam) r.depth_by_family[k] = v.first / v.second;
@@ -415,6 +453,14 @@ std::string RenderReport(const Submission& s, const Report& r) {
   for (const auto& [k, v] : r.depth_by_family) o << " " << k << " " << Fixed(v);
   o << "\nby difficulty ";
   for (const auto& [k, v] : r.depth_by_difficulty) o << " " << k << " " << Fixed(v);
+  if (!r.depth_by_split.empty()) {
+    o << "\ndepth by split:";
+    for (const auto& [k, v] : r.depth_by_split) o << " " << k << " " << Fixed(v);
+  }
+  if (r.depth_post_freeze) {
+    o << "\ndepth on the " << r.post_freeze_scenarios
+      << " scenarios written after the graph's freeze: " << Fixed(*r.depth_post_freeze);
+  }
   o << "\n";
   return o.str();
 }
@@ -456,6 +502,10 @@ nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
       r.self_reported_time_s ? Json(*r.self_reported_time_s) : Json(nullptr);
   j["depth_by_family"] = r.depth_by_family;
   j["depth_by_difficulty"] = r.depth_by_difficulty;
+  j["depth_by_split"] = r.depth_by_split;
+  j["depth_post_freeze"] = r.depth_post_freeze ? nlohmann::ordered_json(*r.depth_post_freeze)
+                                               : nlohmann::ordered_json(nullptr);
+  j["post_freeze_scenarios"] = r.post_freeze_scenarios;
   j["credit"] = r.credit;
   return j;
 }

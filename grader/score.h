@@ -57,9 +57,18 @@ struct ParsedSubmission {
 };
 
 // "sha256:" + 16 hex digits over what scoring reads of every scenario (ids, task ids, status,
-// credit tables, ruled_out, actions), in id order. A submission made against another suite is
-// refused.
+// split, credit tables, ruled_out, actions), in id order, the digest of the dependency graph
+// configuration C is given (frozen at a tag, agents/graph/FROZEN) and the bundle set the agents
+// read (busy or clean). A submission made against another suite, graph or evidence is refused.
+std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite,
+                             const std::string& graph_digest, const std::string& bundle_set);
+// The same with DefaultGraphDigest() and scenarios::DefaultBundleSet().
 std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite);
+// "sha256:" + 16 hex digits of a graph file's text.
+std::string GraphDigest(const std::string& graph_text);
+// The digest of $SLURM_RCA_GRAPH, else the source tree's agents/graph/graph.yaml ("unreadable"
+// when it cannot be read, which no submission's fingerprint matches).
+std::string DefaultGraphDigest();
 
 ParsedSubmission ParseSubmission(const std::string& text, const std::string& file,
                                  const std::vector<scenarios::Scenario>& suite);
@@ -78,6 +87,11 @@ struct Report {
   int actions_proposed = 0, actions_helpful = 0, actions_useless = 0, actions_harmful = 0;
   int ruled_out_given = 0, ruled_out_right = 0, ruled_out_true_cause = 0;
   std::map<std::string, double> depth_by_family, depth_by_difficulty;
+  std::map<std::string, double> depth_by_split;  // dev and test (scenarios that declare one)
+  // Over the scenarios written after the graph's freeze (post_freeze): where configuration C's
+  // graph holds nothing read out of the scenarios' own recordings.
+  std::optional<double> depth_post_freeze;
+  int post_freeze_scenarios = 0;
   std::optional<double> self_reported_time_s;  // mean, shown apart
   // Time to hypothesis measured by the harness (transcripts): seconds per answered scenario whose
   // transcript committed the same root cause, their median, and why the others have no time.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "scenarios/measure.h"
 #include "scenarios/validate.h"
 
 namespace slurm_rca::grader {
@@ -27,6 +28,27 @@ std::string ReadFile(const fs::path& p) {
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
   for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
   return text;
+}
+
+TEST(Submissions, TheFingerprintNamesTheGraphAndTheEvidence) {
+  sc::Suite suite = sc::LoadSuite(sc::ScenarioPaths(kSource + "/scenarios"));
+  const std::string a = SuiteFingerprint(suite.scenarios, "sha256:aaaaaaaaaaaaaaaa", "busy");
+  EXPECT_EQ(a, SuiteFingerprint(suite.scenarios, "sha256:aaaaaaaaaaaaaaaa", "busy"));
+  // Another graph, or the other set of bundles, is another suite.
+  EXPECT_NE(a, SuiteFingerprint(suite.scenarios, "sha256:bbbbbbbbbbbbbbbb", "busy"));
+  EXPECT_NE(a, SuiteFingerprint(suite.scenarios, "sha256:aaaaaaaaaaaaaaaa", "clean"));
+  // The default is the shipped graph's digest and the default bundle set.
+  std::ifstream in(kSource + "/agents/graph/graph.yaml");
+  std::stringstream graph;
+  graph << in.rdbuf();
+  EXPECT_EQ(DefaultGraphDigest(), GraphDigest(graph.str()));
+  EXPECT_EQ(SuiteFingerprint(suite.scenarios),
+            SuiteFingerprint(suite.scenarios, GraphDigest(graph.str()), sc::DefaultBundleSet()));
+  EXPECT_NE(GraphDigest(graph.str()), GraphDigest(graph.str() + "\n# changed\n"));
+  // A scenario's split is part of it.
+  std::vector<sc::Scenario> moved = suite.scenarios;
+  moved[0].split = moved[0].split == "dev" ? "test" : "dev";
+  EXPECT_NE(SuiteFingerprint(moved, "sha256:aaaaaaaaaaaaaaaa", "busy"), a);
 }
 
 TEST(Submissions, BrokenCorpusGivesItsErrorAndScoresNothing) {

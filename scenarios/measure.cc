@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -107,12 +108,38 @@ bool Measurement::AllMeasured() const {
   for (const HopResult& h : hops) {
     if (!h.measured) return false;
   }
+  for (const HopResult& h : herrings) {
+    if (!h.measured) return false;
+  }
   return true;
 }
 
-std::string BundleDir(const std::string& scenario_id) {
+namespace {
+std::string& DefaultSet() {
+  static std::string set = kCleanSet;
+  return set;
+}
+}  // namespace
+
+const std::vector<std::string>& BundleSets() {
+  static const std::vector<std::string> sets = {kBusySet, kCleanSet};
+  return sets;
+}
+
+bool SetDefaultBundleSet(const std::string& set) {
+  if (std::find(BundleSets().begin(), BundleSets().end(), set) == BundleSets().end()) return false;
+  DefaultSet() = set;
+  return true;
+}
+
+const std::string& DefaultBundleSet() { return DefaultSet(); }
+
+std::string BundleDir(const std::string& scenario_id, const std::string& set) {
   const char* env = std::getenv("SLURM_RCA_FIXTURES");
   std::string root = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures";
+  const std::string& which = set.empty() ? DefaultSet() : set;
+  // The clean set is where bundles always were (fixtures/<id>); the busy set is fixtures/busy/.
+  if (which == kBusySet) root += "/busy";
   return root + "/" + scenario_id;
 }
 
@@ -154,17 +181,15 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
       has_after = true;
     }
   }
-  for (size_t i = 0; i < scenario.causal_chain.size(); ++i) {
-    const Hop& hop = scenario.causal_chain[i];
-    HopResult r{static_cast<int>(i + 1), hop.node, false, ""};
+  // A hop at 0 is the fault itself: its evidence must show by the time the next hop's does
+  // (by the end of the window when no later hop is timed). When it first showed is the
+  // bundle's trials.hops[].min_s .. max_s.
+  auto evaluate = [&](const Hop& hop, int number) {
+    HopResult r{number, hop.node, false, ""};
     if (!has_baseline || !has_after) {
       r.detail = "the bundle has no snapshot before the fault and after it";
-      m.hops.push_back(r);
-      continue;
+      return r;
     }
-    // A hop at 0 is the fault itself: its evidence must show by the time the next hop's does
-    // (by the end of the window when no later hop is timed). When it first showed is the
-    // bundle's trials.hops[].min_s .. max_s.
     double at = hop.observable_at_s;
     if (at <= 0) {
       at = scenario.observe_s;
@@ -189,9 +214,35 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
       r.measured = true;
       r.detail = "at " + std::to_string(static_cast<int>(at)) + " s: " + after;
     }
-    m.hops.push_back(r);
+    return r;
+  };
+  for (size_t i = 0; i < scenario.causal_chain.size(); ++i) {
+    m.hops.push_back(evaluate(scenario.causal_chain[i], static_cast<int>(i + 1)));
+  }
+  // A red herring is measured like a hop: a real anomaly that appeared with the faults.
+  for (size_t i = 0; i < scenario.red_herrings.size(); ++i) {
+    m.herrings.push_back(evaluate(scenario.red_herrings[i].shown, static_cast<int>(i + 1)));
   }
   return m;
+}
+
+std::optional<int> MinimumCalls(const Scenario& scenario, const Measurement& m) {
+  if (!m.error.empty() || m.hops.empty()) return std::nullopt;
+  for (const HopResult& h : m.hops) {
+    if (!h.measured) return std::nullopt;
+  }
+  std::set<std::vector<std::string>> reads;
+  for (const Hop& hop : scenario.causal_chain) {
+    for (const Signal& g : hop.signals) reads.insert(SignalArgv(g));
+  }
+  static const std::vector<const char*> overview = {"nodes", "queue", "diagnostics"};
+  int in_overview = 0;
+  for (const char* name : overview) {
+    const mcp::Topic* topic = mcp::FindTopic(name);
+    if (topic && reads.count(mcp::BuildArgv(*topic, {}).argv)) ++in_overview;
+  }
+  int calls = static_cast<int>(reads.size()) - in_overview + (in_overview > 0 ? 1 : 0);
+  return calls;
 }
 
 std::vector<Problem> MeasurementProblems(const Scenario& s, const Measurement& m) {
@@ -213,6 +264,13 @@ std::vector<Problem> MeasurementProblems(const Scenario& s, const Measurement& m
       out.push_back({s.file, s.causal_chain[i].line, "hop-unmeasured",
                      "hop " + std::to_string(i + 1) + " (" + m.hops[i].node + "): " +
                          m.hops[i].detail});
+    }
+  }
+  for (size_t i = 0; i < m.herrings.size() && i < s.red_herrings.size(); ++i) {
+    if (!m.herrings[i].measured) {
+      out.push_back({s.file, s.red_herrings[i].line, "herring-unmeasured",
+                     "red herring " + std::to_string(i + 1) + " (" + m.herrings[i].node + "): " +
+                         m.herrings[i].detail});
     }
   }
   return out;

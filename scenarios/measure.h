@@ -16,6 +16,7 @@
 #ifndef SLURM_RCA_SCENARIOS_MEASURE_H_
 #define SLURM_RCA_SCENARIOS_MEASURE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,12 +59,27 @@ struct Measurement {
   int trials = 0;             // trials recorded (from the manifest), 0 when unknown
   std::string trials_json;    // the manifest's `trials` object
   std::vector<HopResult> hops;
-  bool AllMeasured() const;
+  std::vector<HopResult> herrings;  // the red herrings, measured like hops
+  bool AllMeasured() const;         // every hop and every red herring
 };
 
-// $SLURM_RCA_FIXTURES/<id>, else the source tree's fixtures/<id>.
-std::string BundleDir(const std::string& scenario_id);
+// Two sets of recorded bundles: `busy`, recorded on the lab's busy background profile, and
+// `clean`, on the bare lab. A bundle is ROOT/<id> in the clean set and ROOT/busy/<id> in the
+// busy one, ROOT being $SLURM_RCA_FIXTURES, else the source tree's fixtures/.
+inline constexpr const char* kBusySet = "busy";
+inline constexpr const char* kCleanSet = "clean";
+const std::vector<std::string>& BundleSets();
+// The set BundleDir uses when none is named; main sets it from --bundles. False: no such set.
+bool SetDefaultBundleSet(const std::string& set);
+const std::string& DefaultBundleSet();
+std::string BundleDir(const std::string& scenario_id, const std::string& set = "");
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
+
+// Difficulty made visible: the fewest slurm-mcp tool calls whose answers show every hop, when
+// the bundle measures every hop (nullopt otherwise). Each distinct read the hops' signals make
+// is one slurm_query call (a topic with its filters, or a daemon's log), except that the bare
+// nodes, queue and diagnostics reads come together in one slurm_overview call.
+std::optional<int> MinimumCalls(const Scenario& scenario, const Measurement& m);
 
 // The measurement as problems (bundle-missing, hop-unmeasured, blocked-measured).
 std::vector<Problem> MeasurementProblems(const Scenario& scenario, const Measurement& m);

@@ -128,6 +128,52 @@ TEST_F(MeasureTest, ALaterHopIsCheckedAtItsOwnOffset) {
   EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
 }
 
+TEST_F(MeasureTest, ARedHerringIsMeasuredLikeAHop) {
+  Write(5);
+  Scenario s = S06();
+  RedHerring rh;
+  rh.shown.node = "slurm.slurmdbd";
+  rh.shown.observable_at_s = 30;  // sacct times out from 30: a real anomaly, not the cause
+  rh.shown.signals.push_back(Signal{.topic = "accounting", .outcome = "timed_out"});
+  rh.why = "accounting has no part in submitting a job";
+  s.red_herrings.push_back(rh);
+  Measurement m = MeasureScenario(s, dir_.string());
+  ASSERT_EQ(m.herrings.size(), 1u);
+  EXPECT_TRUE(m.herrings[0].measured) << m.herrings[0].detail;
+  EXPECT_TRUE(m.AllMeasured());
+  EXPECT_TRUE(MeasurementProblems(s, m).empty());
+  // Shown at 5 s it is not: sacct still answers there.
+  s.red_herrings[0].shown.observable_at_s = 5;
+  m = MeasureScenario(s, dir_.string());
+  EXPECT_FALSE(m.herrings[0].measured);
+  EXPECT_FALSE(m.AllMeasured());
+  auto p = MeasurementProblems(s, m);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "herring-unmeasured");
+}
+
+TEST_F(MeasureTest, FewestCallsCountDistinctReadsWithTheOverviewAsOne) {
+  Write(5);
+  Scenario s = S06();
+  Measurement m = MeasureScenario(s, dir_.string());
+  EXPECT_EQ(MinimumCalls(s, m), 1);  // the controller's log
+  // queue and nodes bare come together in one slurm_overview; accounting is its own call.
+  s.causal_chain[0].signals.push_back(Signal{.topic = "queue"});
+  s.causal_chain[0].signals.push_back(Signal{.topic = "nodes"});
+  s.causal_chain[0].signals.push_back(Signal{.topic = "accounting"});
+  s.causal_chain[0].signals.push_back(Signal{.topic = "logs"});  // the same read as the first
+  Hop h;
+  h.node = "slurm.slurmctld";
+  h.signals.push_back(Signal{.topic = "queue"});
+  s.causal_chain.push_back(h);
+  std::vector<HopResult> hops = {{1, "storage.state_save", true, ""}, {2, "slurm.slurmctld", true, ""}};
+  m.hops = hops;
+  EXPECT_EQ(MinimumCalls(s, m), 3);
+  // A hop the bundle does not measure: no figure.
+  m.hops[1].measured = false;
+  EXPECT_EQ(MinimumCalls(s, m), std::nullopt);
+}
+
 TEST_F(MeasureTest, ABundleOfAnotherScenarioIsRefused) {
   Write(5, "S99-other");
   Measurement m = MeasureScenario(S06(), dir_.string());

@@ -63,7 +63,7 @@ one_line "score a missing file"
 board=/tmp/rca_sc_board.$$
 mkdir -p "$board" && cp "$sub" "$board/run1.jsonl" && cp "$src/grader/testdata/broken/duplicate.jsonl" "$board/"
 run leaderboard "$board"
-[[ $rc -eq 0 && "$out" == *"| t | m | 1 | 0.048 ± - |"* && "$out" == *"refused: duplicate.jsonl"* ]] && ok ||
+[[ $rc -eq 0 && "$out" == *"| t | m | 1 | 0.067 | 0.000 | - | 0.048 ± - |"* && "$out" == *"ranked on the test split"* && "$out" == *"refused: duplicate.jsonl"* ]] && ok ||
   fail "leaderboard: rc $rc: ${out:0:400}"
 run leaderboard /nonexistent
 [[ $rc -eq 2 ]] && ok || fail "leaderboard of a missing directory: rc $rc"

@@ -201,6 +201,8 @@ class Parser {
   }
 
   bool ParseTop(const YAML::Node& root, Scenario* s);
+  bool ParseHop(const YAML::Node& h, const std::vector<std::string>& extra,
+                const std::string& where, Hop* hop);
 
  private:
   // A null value's mark is where the next token starts; report a top-level key's own line.
@@ -217,6 +219,49 @@ class Parser {
   std::vector<Problem>* out_;
 };
 
+// A causal-chain hop, or the shown part of a red herring (which also takes `extra` keys).
+bool Parser::ParseHop(const YAML::Node& h, const std::vector<std::string>& extra,
+                      const std::string& where, Hop* hop) {
+  hop->line = LineOf(h);
+  std::vector<std::string> optional = {"signals"};
+  optional.insert(optional.end(), extra.begin(), extra.end());
+  if (!Keys(h, {"node", "state", "observable_at_s", "evidence"}, optional, where, hop->line)) {
+    return false;
+  }
+  if (h["node"]) hop->node = Str(h["node"], "node").value_or("");
+  if (h["state"]) hop->state = Str(h["state"], "state").value_or("");
+  if (h["observable_at_s"]) {
+    hop->observable_at_s = Int(h["observable_at_s"], "observable_at_s").value_or(0);
+  }
+  if (h["evidence"]) hop->evidence = Strings(h["evidence"], "evidence").value_or(std::vector<Item>{});
+  if (const YAML::Node sg = h["signals"]; sg && !sg.IsNull()) {
+    if (!sg.IsSequence()) {
+      Err(LineOf(sg), kRuleWrongType, "signals must be a list of {topic, ...}");
+      return true;
+    }
+    for (const auto& e : sg) {
+      Signal sig;
+      sig.line = LineOf(e);
+      if (!Keys(e, {"topic"}, {"filters", "daemon", "outcome", "match"}, "signal", sig.line)) {
+        continue;
+      }
+      if (e["topic"]) sig.topic = Str(e["topic"], "signal topic").value_or("");
+      if (e["daemon"]) sig.daemon = Str(e["daemon"], "signal daemon").value_or("");
+      if (e["match"]) sig.match = Str(e["match"], "signal match").value_or("");
+      if (e["outcome"]) {
+        sig.outcome =
+            Enum(e["outcome"], "signal outcome", {"ok", "failed", "timed_out"}).value_or("ok");
+      }
+      if (e["filters"] && !e["filters"].IsNull()) {
+        sig.filters = StringMap(e["filters"], "signal filters")
+                          .value_or(std::vector<std::pair<std::string, std::string>>{});
+      }
+      hop->signals.push_back(std::move(sig));
+    }
+  }
+  return true;
+}
+
 bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
   size_t before = out_->size();
   static const std::vector<std::string> required = {
@@ -225,7 +270,8 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
   static const std::vector<std::string> optional = {
       "status",      "blocked_reason",      "notes",           "observe_s", "verification",
       "distractors", "remediation_helpful", "harmful_actions", "ruled_out", "faults",
-      "workload"};
+      "workload",    "split",               "post_freeze",     "red_herrings", "parameters",
+      "variants"};
   if (!root.IsMap()) {
     Err(LineOf(root) ? LineOf(root) : 1, kRuleNotMapping, "a scenario must be a YAML mapping");
     return false;
@@ -262,6 +308,10 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
   if (root["observe_s"]) {
     if (auto v = Int(root["observe_s"], "observe_s")) s->observe_s = *v;
   }
+  if (root["split"]) {
+    if (auto v = Enum(root["split"], "split", {"dev", "test"})) s->split = *v;
+  }
+  str("post_freeze", &s->post_freeze);
   if (const YAML::Node v = root["verification"]; v && !v.IsNull()) {
     Verification ver;
     ver.line = LineOf(v);
@@ -279,45 +329,20 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
     } else {
       for (const auto& h : c) {
         Hop hop;
-        hop.line = LineOf(h);
-        if (!Keys(h, {"node", "state", "observable_at_s", "evidence"}, {"signals"},
-                  "causal_chain item", hop.line)) {
-          continue;
-        }
-        if (h["node"]) hop.node = Str(h["node"], "node").value_or("");
-        if (h["state"]) hop.state = Str(h["state"], "state").value_or("");
-        if (h["observable_at_s"]) {
-          hop.observable_at_s = Int(h["observable_at_s"], "observable_at_s").value_or(0);
-        }
-        if (h["evidence"])
-          hop.evidence = Strings(h["evidence"], "evidence").value_or(std::vector<Item>{});
-        if (const YAML::Node sg = h["signals"]; sg && !sg.IsNull()) {
-          if (!sg.IsSequence()) {
-            Err(LineOf(sg), kRuleWrongType, "signals must be a list of {topic, ...}");
-          } else {
-            for (const auto& e : sg) {
-              Signal sig;
-              sig.line = LineOf(e);
-              if (!Keys(e, {"topic"}, {"filters", "daemon", "outcome", "match"}, "signal",
-                        sig.line)) {
-                continue;
-              }
-              if (e["topic"]) sig.topic = Str(e["topic"], "signal topic").value_or("");
-              if (e["daemon"]) sig.daemon = Str(e["daemon"], "signal daemon").value_or("");
-              if (e["match"]) sig.match = Str(e["match"], "signal match").value_or("");
-              if (e["outcome"]) {
-                sig.outcome = Enum(e["outcome"], "signal outcome", {"ok", "failed", "timed_out"})
-                                  .value_or("ok");
-              }
-              if (e["filters"] && !e["filters"].IsNull()) {
-                sig.filters = StringMap(e["filters"], "signal filters")
-                                  .value_or(std::vector<std::pair<std::string, std::string>>{});
-              }
-              hop.signals.push_back(std::move(sig));
-            }
-          }
-        }
-        s->causal_chain.push_back(std::move(hop));
+        if (ParseHop(h, {}, "causal_chain item", &hop)) s->causal_chain.push_back(std::move(hop));
+      }
+    }
+  }
+  if (const YAML::Node c = root["red_herrings"]; c && !c.IsNull()) {
+    if (!c.IsSequence()) {
+      Err(At(c, "red_herrings"), kRuleWrongType, "red_herrings must be a list of anomalies");
+    } else {
+      for (const auto& h : c) {
+        RedHerring rh;
+        rh.line = LineOf(h);
+        if (!ParseHop(h, {"why"}, "red_herrings item", &rh.shown)) continue;
+        if (h["why"]) rh.why = Str(h["why"], "why").value_or("");
+        s->red_herrings.push_back(std::move(rh));
       }
     }
   }
@@ -403,7 +428,10 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
 
 }  // namespace
 
-LoadResult ParseScenario(const std::string& text, const std::string& file) {
+namespace {
+
+// One instance of the file's text: parsed as a plain scenario.
+LoadResult ParseInstance(const std::string& text, const std::string& file) {
   LoadResult r;
   Parser p(file, &r.problems);
   YAML::Node root;
@@ -416,9 +444,248 @@ LoadResult ParseScenario(const std::string& text, const std::string& file) {
   Scenario s;
   s.file = file;
   try {
-    if (p.ParseTop(root, &s)) r.scenario = std::move(s);
+    if (p.ParseTop(root, &s)) {
+      s.base_id = s.id;
+      r.scenario = std::move(s);
+    }
   } catch (const YAML::Exception& e) {
     p.Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
+  }
+  return r;
+}
+
+// Where a key of a mapping at the top level starts (its line), for messages.
+int TopLine(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.rfind(key + ":", 0) == 0) return n;
+  }
+  return 1;
+}
+
+// ${name} -> value, for every parameter; each line keeps its number.
+std::string Substitute(const std::string& text, const Parameters& values) {
+  std::string out = text;
+  for (const auto& [name, value] : values) {
+    const std::string token = "${" + name + "}";
+    for (size_t at = out.find(token); at != std::string::npos; at = out.find(token, at)) {
+      out.replace(at, token.size(), value);
+      at += value.size();
+    }
+  }
+  return out;
+}
+
+// The parameters and variants of a file, checked; a problem for each thing that is wrong.
+struct Expansion {
+  Parameters defaults;
+  struct Variant {
+    std::string name, canary;
+    Parameters values;  // defaults overridden by `set`
+    int line = 0;
+  };
+  std::vector<Variant> variants;
+};
+
+// The text with every whole-line comment blanked (line numbers kept): a ${name} in a comment is
+// neither a use nor a reference.
+std::string WithoutCommentLines(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t first = line.find_first_not_of(" \t");
+    out += (first != std::string::npos && line[first] == '#') ? "" : line;
+    out += '\n';
+  }
+  return out;
+}
+
+Expansion ReadExpansion(const YAML::Node& root, const std::string& full_text,
+                        const std::string& file, std::vector<Problem>* problems) {
+  Expansion x;
+  const std::string text = WithoutCommentLines(full_text);
+  auto err = [&](int line, const char* rule, std::string m) {
+    problems->push_back({file, line, rule, std::move(m)});
+  };
+  static const std::regex name_re("[a-z][a-z0-9_]{0,31}");
+  // A value goes into the YAML text as it is: one plain word that YAML cannot misread.
+  static const std::regex value_re("[A-Za-z0-9][A-Za-z0-9_.=,/+\\[\\]-]{0,63}");
+  auto value_ok = [&](const YAML::Node& v, const std::string& what) -> std::optional<std::string> {
+    if (!v.IsScalar() || !std::regex_match(v.Scalar(), value_re)) {
+      err(LineOf(v), kRuleParameter,
+          what + " must be one word of letters, digits and _.=,/+[]- (it is put into the text)");
+      return std::nullopt;
+    }
+    return v.Scalar();
+  };
+  if (const YAML::Node p = root["parameters"]; p && !p.IsNull()) {
+    if (!p.IsMap()) {
+      err(LineOf(p) ? LineOf(p) : TopLine(text, "parameters"), kRuleParameter,
+          "parameters must be a mapping of name to default value");
+    } else {
+      for (const auto& kv : p) {
+        std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+        if (!std::regex_match(name, name_re)) {
+          err(LineOf(kv.first), kRuleParameter,
+              "parameter name '" + name + "' is not [a-z][a-z0-9_]* (at most 32 characters)");
+          continue;
+        }
+        if (auto v = value_ok(kv.second, "parameter " + name)) x.defaults.emplace_back(name, *v);
+        if (text.find("${" + name + "}") == std::string::npos) {
+          err(LineOf(kv.first), kRuleParameter,
+              "parameter " + name + " is never used as ${" + name + "}");
+        }
+      }
+    }
+  }
+  // Every ${...} in the text names a parameter.
+  static const std::regex used("\\$\\{([^}]*)\\}");
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    for (std::sregex_iterator it(line.begin(), line.end(), used), end; it != end; ++it) {
+      std::string name = (*it)[1].str();
+      bool known = std::any_of(x.defaults.begin(), x.defaults.end(),
+                               [&](const auto& d) { return d.first == name; });
+      if (!known) err(n, kRuleParameter, "${" + name + "} is not a declared parameter");
+    }
+  }
+  const YAML::Node vs = root["variants"];
+  if (!vs || vs.IsNull()) return x;
+  if (!vs.IsSequence()) {
+    err(TopLine(text, "variants"), kRuleVariant, "variants must be a list of {name, canary, set}");
+    return x;
+  }
+  if (x.defaults.empty()) {
+    err(TopLine(text, "variants"), kRuleVariant, "variants need parameters to differ in");
+  }
+  static const std::regex vname_re("[a-z0-9]+(-[a-z0-9]+)*");
+  std::set<std::string> names;
+  std::set<Parameters> seen = {x.defaults};
+  for (const auto& v : vs) {
+    Expansion::Variant var;
+    var.line = LineOf(v);
+    if (!v.IsMap()) {
+      err(var.line, kRuleVariant, "a variant must be a mapping {name, canary, set}");
+      continue;
+    }
+    bool ok = true;
+    for (const auto& kv : v) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      if (k != "name" && k != "canary" && k != "set") {
+        err(LineOf(kv.first), kRuleVariant, "unknown key '" + k + "' in a variant (name, canary, set)");
+        ok = false;
+      }
+    }
+    for (const char* k : {"name", "canary", "set"}) {
+      if (!v[k]) {
+        err(var.line, kRuleVariant, std::string("a variant needs '") + k + "'");
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    var.name = v["name"].IsScalar() ? v["name"].Scalar() : "";
+    var.canary = v["canary"].IsScalar() ? v["canary"].Scalar() : "";
+    if (!std::regex_match(var.name, vname_re) || var.name.size() > 24) {
+      err(LineOf(v["name"]), kRuleVariant,
+          "variant name '" + var.name + "' is not kebab-case (at most 24 characters)");
+      continue;
+    }
+    if (!names.insert(var.name).second) {
+      err(LineOf(v["name"]), kRuleVariant, "variant " + var.name + " is named twice");
+      continue;
+    }
+    var.values = x.defaults;
+    const YAML::Node set = v["set"];
+    if (!set.IsMap() || set.size() == 0) {
+      err(LineOf(set) ? LineOf(set) : var.line, kRuleVariant,
+          "variant " + var.name + ": set must be a mapping of parameters to values");
+      continue;
+    }
+    for (const auto& kv : set) {
+      std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      auto slot = std::find_if(var.values.begin(), var.values.end(),
+                               [&](const auto& d) { return d.first == name; });
+      if (slot == var.values.end()) {
+        err(LineOf(kv.first), kRuleVariant,
+            "variant " + var.name + " sets " + name + ", which is not a parameter");
+        ok = false;
+      } else if (auto value = value_ok(kv.second, "variant " + var.name + " " + name)) {
+        slot->second = *value;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    if (!seen.insert(var.values).second) {
+      err(var.line, kRuleVariant,
+          "variant " + var.name + " has the same parameters as the base or another variant");
+      continue;
+    }
+    x.variants.push_back(std::move(var));
+  }
+  return x;
+}
+
+}  // namespace
+
+std::vector<Scenario> LoadResult::Instances() const {
+  std::vector<Scenario> out;
+  if (scenario) out.push_back(*scenario);
+  out.insert(out.end(), variants.begin(), variants.end());
+  return out;
+}
+
+LoadResult ParseScenario(const std::string& text, const std::string& file) {
+  // A first look, only for `parameters` and `variants`: without them the file is one instance.
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return ParseInstance(text, file);  // reports the syntax error
+  }
+  bool has_parameters = root.IsMap() && root["parameters"];
+  bool has_variants = root.IsMap() && root["variants"];
+  if (!has_parameters && !has_variants && text.find("${") == std::string::npos) {
+    return ParseInstance(text, file);
+  }
+  std::vector<Problem> problems;
+  Expansion x;
+  try {
+    x = ReadExpansion(root.IsMap() ? root : YAML::Node(), text, file, &problems);
+  } catch (const YAML::Exception& e) {
+    problems.push_back({file, e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg});
+  }
+  LoadResult r = ParseInstance(Substitute(text, x.defaults), file);
+  r.problems.insert(r.problems.begin(), problems.begin(), problems.end());
+  if (!r.scenario) return r;
+  r.scenario->parameters = x.defaults;
+  if (!problems.empty()) {
+    r.scenario.reset();
+    return r;
+  }
+  for (const Expansion::Variant& v : x.variants) {
+    LoadResult one = ParseInstance(Substitute(text, v.values), file);
+    if (!one.scenario) {
+      for (Problem& p : one.problems) {
+        p.message = "variant " + v.name + ": " + p.message;
+        r.problems.push_back(std::move(p));
+      }
+      continue;
+    }
+    Scenario s = std::move(*one.scenario);
+    s.base_id = s.id;
+    s.id = s.base_id + "@" + v.name;
+    s.variant = v.name;
+    s.canary = v.canary;
+    s.key_lines["canary"] = v.line;
+    s.parameters = v.values;
+    r.variants.push_back(std::move(s));
+  }
+  if (!r.problems.empty()) {
+    r.scenario.reset();
+    r.variants.clear();
   }
   return r;
 }

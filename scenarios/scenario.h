@@ -94,9 +94,27 @@ struct Verification {
   int line = 0;
 };
 
+// A second, real anomaly of a red-herring scenario: shown by the evidence (its signals are
+// measured like a hop's), but not the cause of the ticket. It is ruled out and earns little.
+struct RedHerring {
+  Hop shown;        // node, state, observable_at_s, evidence, signals
+  std::string why;  // why it does not explain the ticket
+  int line = 0;
+};
+
+// A scenario's parameter (`parameters: {partition: gpu}`), used in its text as ${partition}.
+using Parameters = std::vector<std::pair<std::string, std::string>>;
+
 struct Scenario {
   std::string file;
+  // id is the base id (`S16-partition-down`) or, for a variant, `<base>@<variant>`.
   std::string id, title, family, difficulty, status = "runnable", blocked_reason;
+  std::string base_id;      // the id in the file (equal to id for the base instance)
+  std::string variant;      // empty for the base instance
+  Parameters parameters;    // the values this instance was expanded with
+  std::string split;        // dev or test; empty when not declared
+  std::string post_freeze;  // the frozen graph's tag this scenario was written after, or empty
+  std::vector<RedHerring> red_herrings;
   std::string reported_node, canary, symptom, notes, injection;
   int observe_s = 120;
   std::optional<Verification> verification;
@@ -119,10 +137,17 @@ struct Scenario {
 };
 
 struct LoadResult {
-  std::optional<Scenario> scenario;  // absent when parsing failed
-  std::vector<Problem> problems;     // parse problems (rules yaml-syntax ... bad-enum)
+  std::optional<Scenario> scenario;  // absent when parsing failed; the base instance
+  std::vector<Scenario> variants;    // the `variants`, expanded (none when parsing failed)
+  std::vector<Problem> problems;     // parse problems (rules yaml-syntax ... bad-enum, and the
+                                     // parameter rules)
+  std::vector<Scenario> Instances() const;  // the base, then the variants
 };
 
+// Parses one scenario file. With `parameters` and `variants`, the base instance is the text
+// with every ${name} replaced by the parameter's default, and each variant the text with its
+// `set` values over the defaults, its own canary (so its own task id) and the id
+// `<id>@<variant name>`; a variant inherits everything else, the split included.
 LoadResult ParseScenario(const std::string& text, const std::string& file);
 
 // The first `hex_chars` hex digits of the SHA-256 of text (task ids, suite fingerprints, the
@@ -138,6 +163,8 @@ inline constexpr const char* kRuleMissingKey = "missing-key";
 inline constexpr const char* kRuleWrongType = "wrong-type";
 inline constexpr const char* kRuleBadEnum = "bad-enum";
 inline constexpr const char* kRuleDuplicateKey = "duplicate-key";
+inline constexpr const char* kRuleParameter = "parameter";  // bad, unused or unknown ${name}
+inline constexpr const char* kRuleVariant = "variant";      // bad name, canary or `set`
 
 }  // namespace slurm_rca::scenarios
 

@@ -49,6 +49,14 @@ const std::vector<RuleInfo>& Rules() {
       {"action-invalid", "an action is verb:component with a known verb and component"},
       {"action-duplicate", "an action is listed twice, or is both helpful and harmful"},
       {kRuleDuplicateKey, "a key appears twice in one mapping"},
+      {kRuleParameter, "a parameter is badly named, never used, or a ${name} names none"},
+      {kRuleVariant, "a variant's name, canary or set is invalid, or repeats another's values"},
+      {"red-herring",
+       "a red herring is a known, measured anomaly that is not the cause: ruled out, credit <= 0.1"},
+      {"herring-unmeasured", "the bundle does not show a red herring's signals at its offset"},
+      {"split-missing", "every scenario of the default suite declares split: dev or test"},
+      {"post-freeze-edge",
+       "a scenario written after the graph freeze uses an edge the frozen graph measures"},
       {"signals-missing", "every hop of a runnable scenario has signals the recorder can check"},
       {"signal-invalid", "a signal's topic, filters, daemon or match pattern is not valid"},
       {"fault-schedule", "at_s and heal_at_s lie in the window, heal after inject"},
@@ -167,7 +175,7 @@ class Checker {
 
 std::vector<Problem> Checker::Run() {
   static const std::regex id_re("S[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*");
-  if (!std::regex_match(s_.id, id_re)) {
+  if (!std::regex_match(s_.base_id.empty() ? s_.id : s_.base_id, id_re)) {
     Add(s_.Line("id"), "id-format", "id '" + s_.id + "' is not S<two digits>-kebab-name");
   }
   for (const char* key : {"title", "symptom", "injection"}) {
@@ -305,6 +313,42 @@ std::vector<Problem> Checker::Run() {
     }
   }
 
+  // Red herrings: real, shown, and not the cause.
+  for (const RedHerring& rh : s_.red_herrings) {
+    const Hop& h = rh.shown;
+    Node(h.node, rh.line, "red_herrings");
+    auto bad = [&](const std::string& m) { Add(rh.line, "red-herring", h.node + ": " + m); };
+    if (h.node == kUnknown) bad("unknown is not an anomaly");
+    if (diagnosable && h.node == root) bad("the root cause cannot be a red herring");
+    if (std::any_of(chain.begin(), chain.end(), [&](const Hop& c) { return c.node == h.node; })) {
+      bad("is on the causal chain, so it is not a red herring");
+    }
+    if (s_.CreditFor(h.node) > 0.1) {
+      bad("earns " + Fmt(s_.CreditFor(h.node)) + " (a red herring earns at most 0.1)");
+    }
+    if (std::none_of(s_.scoring.begin(), s_.scoring.end(),
+                     [&](const Credit& c) { return c.node == h.node; })) {
+      bad("is not in the credit table (give it its credit and the rationale)");
+    }
+    if (std::none_of(s_.ruled_out.begin(), s_.ruled_out.end(),
+                     [&](const NodeNote& r) { return r.node == h.node; })) {
+      bad("is not listed under ruled_out");
+    }
+    if (Blank(rh.why)) bad("has no why");
+    bool blank = h.evidence.empty() || std::any_of(h.evidence.begin(), h.evidence.end(),
+                                                   [](const Item& e) { return Blank(e.value); });
+    if (blank) bad("has no or blank evidence");
+    if (h.observable_at_s < 0 || h.observable_at_s > s_.observe_s) {
+      bad("observable_at_s is outside [0, observe_s]");
+    }
+    if (!blocked && h.signals.empty()) {
+      Add(rh.line, "signals-missing", "red herring " + h.node + " has no signals to measure it by");
+    }
+    for (const Signal& g : h.signals) {
+      if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
+    }
+  }
+
   // Actions.
   std::set<std::string> helpful, harmful;
   if (s_.remediation_helpful) Actions(*s_.remediation_helpful, "remediation_helpful", &helpful);
@@ -404,21 +448,47 @@ std::vector<Problem> CheckIdDir(const Scenario& s) {
   std::filesystem::path p(s.file);
   if (p.filename() != "scenario.yaml") return {};
   std::string dir = p.parent_path().filename().string();
-  if (dir == s.id) return {};
+  const std::string& id = s.base_id.empty() ? s.id : s.base_id;
+  if (dir == id) return {};
   return {{s.file, s.Line("id"), "id-dir",
-           "id '" + s.id + "' differs from its directory '" + dir + "'"}};
+           "id '" + id + "' differs from its directory '" + dir + "'"}};
 }
 
 }  // namespace
 
 std::vector<Problem> Validate(const Scenario& s) { return Checker(s).Run(); }
 
+namespace {
+
+// The problems of every instance of a file; a problem of the shared text is reported once, a
+// variant's own (its values broke a rule) with the variant named.
+std::vector<Problem> CheckInstances(const LoadResult& r) {
+  std::vector<Problem> out;
+  if (!r.scenario) return out;
+  std::set<std::string> seen;
+  auto add = [&](Problem p, const Scenario& s) {
+    std::string key = p.file + ":" + std::to_string(p.line) + ":" + p.rule;
+    if (!s.variant.empty()) {
+      std::string base_key = key + ":" + p.message;
+      if (seen.count(base_key)) return;
+      p.message = "variant " + s.variant + ": " + p.message;
+    }
+    if (!seen.insert(key + ":" + p.message).second) return;
+    out.push_back(std::move(p));
+  };
+  for (Problem& p : CheckIdDir(*r.scenario)) add(std::move(p), *r.scenario);
+  for (const Scenario& s : r.Instances()) {
+    for (Problem& p : Validate(s)) add(std::move(p), s);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Problem> CheckFile(const std::string& path) {
   LoadResult r = LoadScenarioFile(path);
   if (!r.scenario) return r.problems;
-  std::vector<Problem> p = CheckIdDir(*r.scenario);
-  for (Problem& q : Validate(*r.scenario)) p.push_back(std::move(q));
-  return p;
+  return CheckInstances(r);
 }
 
 Suite LoadSuite(const std::vector<std::string>& paths) {
@@ -427,9 +497,8 @@ Suite LoadSuite(const std::vector<std::string>& paths) {
     LoadResult r = LoadScenarioFile(path);
     for (Problem& p : r.problems) suite.problems.push_back(std::move(p));
     if (!r.scenario) continue;
-    for (Problem& p : CheckIdDir(*r.scenario)) suite.problems.push_back(std::move(p));
-    for (Problem& p : Validate(*r.scenario)) suite.problems.push_back(std::move(p));
-    suite.scenarios.push_back(std::move(*r.scenario));
+    for (Problem& p : CheckInstances(r)) suite.problems.push_back(std::move(p));
+    for (Scenario& s : r.Instances()) suite.scenarios.push_back(std::move(s));
   }
   std::map<std::string, std::string> ids, canaries, task_ids;
   for (const Scenario& s : suite.scenarios) {

@@ -53,14 +53,19 @@ std::string Spread(const Measurement& m, size_t hop) {
   return s;
 }
 
+std::string RelativeToSource(const std::string& path) {
+  const std::string root = std::string(SLURM_RCA_SOURCE_DIR) + "/";
+  return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
+}
+
 }  // namespace
 
 std::string ScenarioTable(const std::vector<Scenario>& scenarios,
                           const std::vector<Measurement>& measurements) {
   std::ostringstream o;
-  o << "| ID | family | difficulty | reported | root cause | hops measured | first seen, s (per hop, "
-       "min–max of trials) | task id |\n";
-  o << "|---|---|---|---|---|---|---|---|\n";
+  o << "| ID | family | difficulty | split | reported | root cause | hops measured | first seen, s "
+       "(per hop, min–max of trials) | fewest calls | task id |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|\n";
   int runnable = 0, measured = 0;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario& s = scenarios[i];
@@ -77,10 +82,17 @@ std::string ScenarioTable(const std::vector<Scenario>& scenarios,
     }
     if (s.status == "runnable") ++runnable;
     if (m.AllMeasured()) ++measured;
+    if (!m.herrings.empty()) {
+      int shown = 0;
+      for (const HopResult& h : m.herrings) shown += h.measured ? 1 : 0;
+      hops += ", herring " + std::to_string(shown) + "/" + std::to_string(m.herrings.size());
+    }
+    std::optional<int> calls = MinimumCalls(s, m);
     o << "| " << s.id << " | " << s.family << " | " << s.difficulty
-      << (s.status == "runnable" ? "" : " (" + s.status + ")") << " | " << s.reported_node
-      << " | " << s.RootCause() << " | " << hops << " | " << seen << " | " << s.TaskId()
-      << " |\n";
+      << (s.status == "runnable" ? "" : " (" + s.status + ")") << " | "
+      << (s.split.empty() ? "-" : s.split) << " | " << s.reported_node << " | " << s.RootCause()
+      << " | " << hops << " | " << seen << " | " << (calls ? std::to_string(*calls) : "-")
+      << " | " << s.TaskId() << " |\n";
   }
   o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable, " << measured
     << " with every hop measured in its recorded bundle.\n";
@@ -149,11 +161,28 @@ Json ExportView(const std::vector<Scenario>& scenarios,
       faults.push_back(one);
     }
     Json trials = m.trials_json.empty() ? Json(nullptr) : Json::parse(m.trials_json, nullptr, false);
+    Json params = Json::object();
+    for (const auto& [k, v] : s.parameters) params[k] = v;
+    Json herrings = Json::array();
+    for (size_t h = 0; h < s.red_herrings.size(); ++h) {
+      const RedHerring& rh = s.red_herrings[h];
+      Json one = {{"node", rh.shown.node}, {"state", rh.shown.state}, {"why", rh.why}};
+      if (h < m.herrings.size()) one["measured"] = m.herrings[h].measured;
+      herrings.push_back(one);
+    }
+    std::optional<int> calls = MinimumCalls(s, m);
     out.push_back({{"id", s.id},
                    {"task_id", s.TaskId()},
                    {"title", s.title},
                    {"family", s.family},
                    {"difficulty", s.difficulty},
+                   {"base_id", s.base_id},
+                   {"variant", s.variant},
+                   {"parameters", params},
+                   {"split", s.split},
+                   {"post_freeze", s.post_freeze},
+                   {"red_herrings", herrings},
+                   {"fewest_calls", calls ? Json(*calls) : Json(nullptr)},
                    {"status", s.status},
                    {"blocked_reason", s.blocked_reason},
                    {"reported_node", s.reported_node},
@@ -166,7 +195,7 @@ Json ExportView(const std::vector<Scenario>& scenarios,
                    {"root_cause", s.RootCause()},
                    {"diagnosable", s.Diagnosable()},
                    {"measured", m.AllMeasured()},
-                   {"bundle", m.error.empty() ? Json("fixtures/" + s.id) : Json(nullptr)},
+                   {"bundle", m.error.empty() ? Json(RelativeToSource(m.bundle)) : Json(nullptr)},
                    {"trials", trials},
                    {"causal_chain", chain},
                    {"scoring", scoring},
@@ -200,6 +229,17 @@ std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
   for (std::string_view f : Families()) {
     if (!families.count(std::string(f))) add("no runnable scenario of family " + std::string(f));
   }
+  std::set<std::string> splits;
+  for (const Scenario& s : scenarios) {
+    if (s.split.empty()) {
+      if (!s.variant.empty()) continue;  // reported once, for the file
+      out.push_back({s.file, s.Line("id"), "split-missing",
+                     s.id + " declares no split (split: dev or split: test)"});
+    } else if (s.status == "runnable") {
+      splits.insert(s.split);
+    }
+  }
+  if (runnable > 0 && splits.size() < 2) add("the runnable scenarios need both a dev and a test split");
   return out;
 }
 

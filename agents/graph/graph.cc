@@ -407,6 +407,73 @@ std::string DefaultGraphPath() {
   return std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
 }
 
+std::string DefaultFreezePath() {
+  std::string g = DefaultGraphPath();
+  size_t slash = g.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : g.substr(0, slash)) + "/FROZEN";
+}
+
+std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read " + path + " (the graph freeze: 'TAG sha256:DIGEST')";
+    return std::nullopt;
+  }
+  static const std::regex line_re("(graph-v[0-9]+) (sha256:[0-9a-f]{16})");
+  std::string line;
+  std::optional<Freeze> found;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re) || found) {
+      *error = path + ":" + std::to_string(n) +
+               ": expected one line 'graph-vN sha256:<16 hex digits>'";
+      return std::nullopt;
+    }
+    found = Freeze{m[1].str(), m[2].str()};
+  }
+  if (!found) *error = path + ": no 'graph-vN sha256:...' line";
+  return found;
+}
+
+std::vector<std::pair<std::string, std::string>> ChainEdges(const scenarios::Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto& chain = s.causal_chain;
+  for (size_t i = 1; i < chain.size(); ++i) {
+    if (chain[i - 1].node != chain[i].node) out.emplace_back(chain[i - 1].node, chain[i].node);
+  }
+  if (!chain.empty() && chain.back().node != s.reported_node) {
+    out.emplace_back(chain.back().node, s.reported_node);
+  }
+  return out;
+}
+
+std::vector<scenarios::Problem> PostFreezeProblems(const Graph& frozen, const Freeze& freeze,
+                                                   const std::vector<scenarios::Scenario>& suite) {
+  std::vector<scenarios::Problem> out;
+  std::set<std::string> reported;  // a file's variants share one chain shape: report it once
+  for (const scenarios::Scenario& s : suite) {
+    if (s.post_freeze.empty()) continue;
+    int line = s.Line("post_freeze");
+    auto add = [&](std::string m) {
+      std::string key = s.file + m;
+      if (reported.insert(key).second) out.push_back({s.file, line, "post-freeze-edge", m});
+    };
+    if (s.post_freeze != freeze.tag) {
+      add("post_freeze names " + s.post_freeze + ", but the graph is frozen at " + freeze.tag);
+      continue;
+    }
+    for (const auto& [source, target] : ChainEdges(s)) {
+      const Edge* e = frozen.FindEdge(source, target);
+      if (e && e->evidence == Evidence::kMeasured) {
+        add("the chain uses " + source + " -> " + target + ", an edge the frozen graph (" +
+            freeze.tag + ") measures");
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // How an edge carries a severity: on its own evidence, through its untested mode (inferred),

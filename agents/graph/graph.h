@@ -44,6 +44,8 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/scenario.h"
+
 namespace slurm_rca::graph {
 
 // How far a failure of the source propagates into the target. Ordered: kHalts is worse. kNone:
@@ -135,6 +137,30 @@ LoadResult ParseGraph(const std::string& text, const std::string& file);
 LoadResult LoadGraphFile(const std::string& path);
 // $SLURM_RCA_GRAPH, else the source tree's agents/graph/graph.yaml.
 std::string DefaultGraphPath();
+
+// The freeze. agents/graph/FROZEN names the tag at which graph.yaml was frozen and its digest
+// ("graph-v1 sha256:<16 hex>", comment lines start with #). Scenarios written after the freeze
+// say so (`post_freeze: graph-v1`) and may not use an edge the frozen graph measures: on them,
+// configuration C's graph holds nothing that was read out of their own recordings, so B against
+// C is a clean experiment there. The graph test holds graph.yaml to the digest: changing the
+// graph means a new freeze (and the suite fingerprint changes with it).
+struct Freeze {
+  std::string tag;     // e.g. graph-v1
+  std::string digest;  // sha256:<16 hex> of graph.yaml's text (grader::GraphDigest)
+};
+// The FROZEN file; nullopt with *error set when it is missing or malformed.
+std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error);
+// DefaultGraphPath()'s directory + "/FROZEN".
+std::string DefaultFreezePath();
+
+// The (cause, effect) pairs a causal chain uses: each hop to the next, and the last hop to the
+// reported component when they differ (a one-hop chain's edge, as measured_by reads it).
+std::vector<std::pair<std::string, std::string>> ChainEdges(const scenarios::Scenario& s);
+
+// post-freeze-edge problems over a suite: a scenario with post_freeze whose tag is not
+// freeze.tag, or whose chain uses an edge that `frozen` measures.
+std::vector<scenarios::Problem> PostFreezeProblems(const Graph& frozen, const Freeze& freeze,
+                                                   const std::vector<scenarios::Scenario>& suite);
 
 // One way `cause` can produce the symptom.
 struct Hypothesis {

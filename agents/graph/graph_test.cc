@@ -4,6 +4,7 @@
 #include "agents/graph/graph.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
@@ -708,6 +709,85 @@ TEST(GraphReports, ReadmeMatchesTheGraph) {
   EvidenceCounts c = CountEvidence(Shipped());
   EXPECT_EQ(c.measured + c.documented + c.inferred, c.total);
   EXPECT_DOUBLE_EQ(MeasuredFraction(Shipped()), static_cast<double>(c.measured) / c.total);
+}
+
+}  // namespace
+}  // namespace slurm_rca::graph
+
+namespace slurm_rca::graph {
+namespace {
+
+TEST(GraphFreeze, TheShippedGraphIsTheFrozenOne) {
+  std::string error;
+  std::optional<Freeze> f = ReadFreeze(DefaultFreezePath(), &error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->tag, "graph-v1");
+  // graph.yaml's digest as the suite fingerprint takes it (grader::GraphDigest): a change to the
+  // graph fails here until it is frozen again under a new tag.
+  std::string digest = "sha256:" + scenarios::Sha256Hex(ReadFile(DefaultGraphPath()), 16);
+  EXPECT_EQ(f->digest, digest) << "agents/graph/graph.yaml changed after its freeze at " << f->tag
+                               << ": freeze it again (a new tag in FROZEN)";
+}
+
+TEST(GraphFreeze, AMalformedFreezeFileIsRefused) {
+  fs::path p = fs::temp_directory_path() / ("FROZEN-" + std::to_string(::getpid()));
+  std::ofstream(p) << "# a comment\ngraph-v1 sha256:1234\n";
+  std::string error;
+  EXPECT_FALSE(ReadFreeze(p.string(), &error));
+  EXPECT_NE(error.find("expected one line"), std::string::npos) << error;
+  EXPECT_FALSE(ReadFreeze("/nonexistent/FROZEN", &error));
+  fs::remove(p);
+}
+
+scenarios::Scenario Chain(const std::vector<std::string>& nodes, const std::string& reported) {
+  scenarios::Scenario s;
+  s.id = "S99-post-freeze";
+  s.file = "x.yaml";
+  s.post_freeze = "graph-v1";
+  s.reported_node = reported;
+  for (const std::string& n : nodes) s.causal_chain.push_back({.node = n});
+  return s;
+}
+
+TEST(GraphFreeze, ChainEdgesAreHopToHopAndLastToReported) {
+  using E = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(ChainEdges(Chain({"db.mysql", "slurm.slurmdbd", "slurm.slurmctld"}, "slurm.slurmdbd")),
+            (E{{"db.mysql", "slurm.slurmdbd"}, {"slurm.slurmdbd", "slurm.slurmctld"},
+               {"slurm.slurmctld", "slurm.slurmdbd"}}));
+  EXPECT_EQ(ChainEdges(Chain({"slurm.slurmctld"}, "slurm.slurmctld")), E{});
+  EXPECT_EQ(ChainEdges(Chain({"slurm.config"}, "slurm.scheduler")),
+            (E{{"slurm.config", "slurm.scheduler"}}));
+}
+
+TEST(GraphFreeze, APostFreezeScenarioMayNotUseAMeasuredEdge) {
+  Freeze f{"graph-v1", "sha256:0000000000000000"};
+  // slurm.config -> slurm.scheduler is measured (S08, S16, S17, S18).
+  std::vector<scenarios::Scenario> suite = {Chain({"slurm.config"}, "slurm.scheduler")};
+  auto p = PostFreezeProblems(Shipped(), f, suite);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rule, "post-freeze-edge");
+  EXPECT_NE(p[0].message.find("slurm.config -> slurm.scheduler"), std::string::npos);
+  // A documented edge (slurm.slurmctld -> slurm.scheduler) or one the graph lacks is allowed.
+  suite = {Chain({"slurm.slurmctld"}, "slurm.scheduler"), Chain({"slurm.config"}, "slurm.slurmctld")};
+  EXPECT_TRUE(PostFreezeProblems(Shipped(), f, suite).empty());
+  // Without post_freeze the rule does not apply; with another tag it is refused.
+  suite = {Chain({"slurm.config"}, "slurm.scheduler")};
+  suite[0].post_freeze.clear();
+  EXPECT_TRUE(PostFreezeProblems(Shipped(), f, suite).empty());
+  suite[0].post_freeze = "graph-v0";
+  p = PostFreezeProblems(Shipped(), f, suite);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].message.find("frozen at graph-v1"), std::string::npos);
+}
+
+TEST(GraphFreeze, TheShippedPostFreezeScenariosUseNoMeasuredEdge) {
+  std::string error;
+  std::optional<Freeze> f = ReadFreeze(DefaultFreezePath(), &error);
+  ASSERT_TRUE(f) << error;
+  scenarios::Suite suite = scenarios::LoadSuite(scenarios::ScenarioPaths(kSource + "/scenarios"));
+  for (const scenarios::Problem& p : PostFreezeProblems(Shipped(), *f, suite.scenarios)) {
+    ADD_FAILURE() << p.ToString();
+  }
 }
 
 }  // namespace
