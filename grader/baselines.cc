@@ -77,10 +77,12 @@ std::vector<Baseline> ComputeBaselines(const std::vector<sc::Scenario>& suite,
   return out;
 }
 
-std::vector<Baseline> Degenerate(const std::vector<Baseline>& baselines, double threshold) {
+std::vector<Baseline> Degenerate(const std::vector<Baseline>& baselines, double threshold,
+                                 bool with_abstain) {
   std::vector<Baseline> out;
   for (const Baseline& b : baselines) {
-    if (b.name.rfind("always-", 0) == 0 && b.name != "always-abstain" && b.depth >= threshold) {
+    if (b.name.rfind("always-", 0) == 0 && (with_abstain || b.name != "always-abstain") &&
+        b.depth >= threshold) {
       out.push_back(b);
     }
   }

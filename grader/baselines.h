@@ -4,7 +4,7 @@
 //
 //   std::vector<Baseline> b = ComputeBaselines(suite.scenarios);   // runnable only
 //   const Baseline& floor = b.front();                             // the highest depth
-//   for (const Baseline& d : Degenerate(b)) ...                    // constant answers >= 0.25
+//   for (const Baseline& d : Degenerate(b)) ...                    // constant answers >= 0.20
 //
 // Strategies: always-<component> for every component of the vocabulary but `unknown`,
 // always-abstain (`unknown`), uniform-random (the exact expectation of a uniform pick among all
@@ -35,8 +35,10 @@ struct Baseline {
 std::vector<Baseline> ComputeBaselines(const std::vector<scenarios::Scenario>& suite,
                                        bool include_blocked = false);
 
-// The constant component answers (always-X, not always-abstain) at or above `threshold`.
-std::vector<Baseline> Degenerate(const std::vector<Baseline>& baselines, double threshold = 0.25);
+// The constant answers at or above `threshold`: always-X, and always-abstain when
+// `with_abstain` (issue #17's gate: every constant answer, abstention included, below 0.20).
+std::vector<Baseline> Degenerate(const std::vector<Baseline>& baselines, double threshold = 0.20,
+                                 bool with_abstain = false);
 
 // The table `rca-bench baselines` prints: a header line, then `depth  brier  strategy` rows
 // (the first marked as the floor), at most `top` rows (0: all).

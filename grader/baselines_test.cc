@@ -1,5 +1,6 @@
 // baselines_test: the degenerate baselines, computed by hand on a two-scenario suite, and the
-// gate on the shipped suite: no answer that reads nothing reaches 0.25.
+// gate on the shipped suite: no constant answer, abstention included, reaches 0.20, on the whole
+// suite and on its test split; and the suite holds at least 36 runnable tasks.
 #include "grader/baselines.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +54,7 @@ TEST(Baselines, HandComputedOnTwoScenarios) {
   EXPECT_NEAR(Find(with_blocked, "always-gpu.device").depth, 1.0 / 3, 1e-12);
   EXPECT_TRUE(ComputeBaselines({}).empty());
   EXPECT_EQ(Degenerate(b).size(), 1u);  // always-db.mysql at 0.5; abstain is not counted
+  EXPECT_EQ(Degenerate(b, 0.20, /*with_abstain=*/true).size(), 2u);  // and abstain at 0.525
 }
 
 class ShippedSuite : public ::testing::Test {
@@ -67,12 +69,29 @@ class ShippedSuite : public ::testing::Test {
   std::vector<Baseline> baselines_;
 };
 
-// The gate: a suite where answering the same component every time scores 0.25 or more measures
-// the suite, not the agent. Fix it with scenarios whose causes lie elsewhere, never with weights.
-TEST_F(ShippedSuite, NoConstantComponentAnswerReachesAQuarter) {
-  for (const Baseline& b : Degenerate(baselines_)) {
+// The gate: a suite where answering the same thing every time scores 0.20 or more measures the
+// suite, not the agent. Fix it with honest scenarios and variants whose causes lie elsewhere,
+// never by lowering credit that a scenario's evidence earns.
+TEST_F(ShippedSuite, NoConstantAnswerReachesTheFloorGate) {
+  for (const Baseline& b : Degenerate(baselines_, 0.20, /*with_abstain=*/true)) {
     ADD_FAILURE() << b.name << " scores " << b.depth << " on the runnable suite";
   }
+  // The leaderboard ranks on the test split: its floor must hold too.
+  std::vector<sc::Scenario> test;
+  for (const sc::Scenario& s : scenarios_) {
+    if (s.split == "test") test.push_back(s);
+  }
+  ASSERT_FALSE(test.empty());
+  std::vector<Baseline> tb = ComputeBaselines(test);
+  for (const Baseline& b : Degenerate(tb, 0.20, /*with_abstain=*/true)) {
+    ADD_FAILURE() << b.name << " scores " << b.depth << " on the test split";
+  }
+}
+
+TEST_F(ShippedSuite, HoldsAtLeastThirtySixRunnableTasks) {
+  int runnable = 0;
+  for (const sc::Scenario& s : scenarios_) runnable += s.status == "runnable";
+  EXPECT_GE(runnable, 36);
 }
 
 TEST_F(ShippedSuite, TheOracleScoresOneAndRandomAndAbstentionStayLow) {

@@ -29,7 +29,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     double brier = 0, ece = 0, missing = 0;
     std::vector<double> bin_conf = std::vector<double>(10, 0), bin_right = std::vector<double>(10, 0);
     std::vector<int> bin_count = std::vector<int>(10, 0);
-    std::map<std::string, double> family_sum, split_sum;
+    std::map<std::string, double> family_sum, split_sum, difficulty_sum;
     double post_freeze_sum = 0;
     int post_freeze_runs = 0;
   };
@@ -94,6 +94,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     }
     for (const auto& [fam, d] : r.depth_by_family) a.family_sum[fam] += d;
     for (const auto& [split, d] : r.depth_by_split) a.split_sum[split] += d;
+    for (const auto& [k, d] : r.depth_by_difficulty) a.difficulty_sum[k] += d;
     if (r.depth_post_freeze) {
       a.post_freeze_sum += *r.depth_post_freeze;
       ++a.post_freeze_runs;
@@ -137,6 +138,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     }
     for (const auto& [fam, sum] : a.family_sum) row.depth_by_family[fam] = sum / row.runs;
     for (const auto& [split, sum] : a.split_sum) row.depth_by_split[split] = sum / row.runs;
+    for (const auto& [k, sum] : a.difficulty_sum) row.depth_by_difficulty[k] = sum / row.runs;
     if (a.post_freeze_runs > 0) row.depth_post_freeze = a.post_freeze_sum / a.post_freeze_runs;
     if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
     lb.rows.push_back(row);
@@ -205,6 +207,36 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
            "ticket alone; if it scores well, the tickets leak their answers). They bound the "
            "benchmark; they are not contestants.\n";
       break;
+    }
+  }
+  // Where each configuration's depth comes from: difficulty and family (means over runs).
+  if (!lb.rows.empty()) {
+    std::vector<std::string> difficulties;
+    for (const Row& r : lb.rows) {
+      for (const auto& [k, v] : r.depth_by_difficulty) {
+        if (std::find(difficulties.begin(), difficulties.end(), k) == difficulties.end()) {
+          difficulties.push_back(k);
+        }
+      }
+    }
+    std::sort(difficulties.begin(), difficulties.end());
+    o << "\n| configuration |";
+    for (const std::string& d : difficulties) o << " " << d << " |";
+    for (const std::string& f : lb.families) o << " " << f << " |";
+    o << "\n|---|";
+    for (size_t i = 0; i < difficulties.size() + lb.families.size(); ++i) o << "---|";
+    o << "\n";
+    for (const Row& r : lb.rows) {
+      o << "| " << r.configuration << " |";
+      for (const std::string& d : difficulties) {
+        auto it = r.depth_by_difficulty.find(d);
+        o << " " << (it == r.depth_by_difficulty.end() ? std::string("-") : f3(it->second)) << " |";
+      }
+      for (const std::string& f : lb.families) {
+        auto it = r.depth_by_family.find(f);
+        o << " " << (it == r.depth_by_family.end() ? std::string("-") : f3(it->second)) << " |";
+      }
+      o << "\n";
     }
   }
   // B against C, where the graph cannot have been read out of the scenarios' own recordings.

@@ -29,6 +29,7 @@ struct Row {
   std::vector<Bin> reliability;  // pooled over the runs' answers (10 bins)
   std::map<std::string, double> depth_by_family;  // mean over runs
   std::map<std::string, double> depth_by_split;   // dev, test: mean over runs
+  std::map<std::string, double> depth_by_difficulty;  // mean over runs
   std::optional<double> depth_post_freeze;        // mean over runs (post_freeze scenarios)
   std::vector<double> harness_times_s;            // pooled over runs
   std::optional<double> harness_time_median_s;   // measured by the harness; unmeasured if none

@@ -524,6 +524,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1024, 60000))
       ->capture_default_str();
   srecord->add_option("--fixtures", rec.fixtures, "Bundle root (default: the source tree's fixtures)");
+  srecord->add_option("--work-dir", rec.work_dir,
+                      "Where the trials' labs and bundles are kept for --reuse (default /tmp)");
   srecord->add_flag("--reuse", rec.reuse_trials,
                     "Re-derive the timings from the trials a previous run left in /tmp");
   srecord->add_option("--timeout", rec.read_timeout_seconds, "Seconds before a read is killed")
@@ -644,8 +646,8 @@ int main(int argc, char** argv) {
     for (const sc::Scenario& s : suite.scenarios) n += include_blocked || s.status == "runnable";
     std::cout << slurm_rca::grader::BaselineTable(b, n, !include_blocked, top);
     if (!include_blocked) {
-      for (const auto& d : slurm_rca::grader::Degenerate(b)) {
-        std::cout << "DEGENERATE: " << d.name << " scores " << d.depth << " (>= 0.25)\n";
+      for (const auto& d : slurm_rca::grader::Degenerate(b, 0.20, /*with_abstain=*/true)) {
+        std::cout << "DEGENERATE: " << d.name << " scores " << d.depth << " (>= 0.20)\n";
       }
     }
     return 0;

@@ -212,18 +212,30 @@ Json ExportView(const std::vector<Scenario>& scenarios,
 
 std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
                                   const std::string& where) {
-  int runnable = 0, undiagnosable = 0, multi = 0;
+  int runnable = 0, undiagnosable = 0, multi = 0, herrings = 0, post_freeze = 0;
   std::set<std::string> families;
   for (const Scenario& s : scenarios) {
     if (s.status != "runnable") continue;
     ++runnable;
     undiagnosable += s.difficulty == "undiagnosable";
     multi += s.difficulty == "multi_layer";
+    herrings += s.red_herrings.empty() ? 0 : 1;
+    post_freeze += s.post_freeze.empty() ? 0 : 1;
     families.insert(s.family);
   }
   std::vector<Problem> out;
   auto add = [&](std::string m) { out.push_back({where, 0, "suite-minimum", std::move(m)}); };
-  if (runnable < 20) add(std::to_string(runnable) + " runnable scenarios (at least 20)");
+  if (runnable < kMinRunnable) {
+    add(std::to_string(runnable) + " runnable tasks (at least " + std::to_string(kMinRunnable) + ")");
+  }
+  if (herrings < kMinRedHerrings) {
+    add(std::to_string(herrings) + " runnable tasks with a red herring (at least " +
+        std::to_string(kMinRedHerrings) + ")");
+  }
+  if (post_freeze < kMinPostFreeze) {
+    add(std::to_string(post_freeze) + " runnable tasks written after the graph's freeze (at least " +
+        std::to_string(kMinPostFreeze) + ")");
+  }
   if (undiagnosable < 3) add(std::to_string(undiagnosable) + " runnable undiagnosable (at least 3)");
   if (multi < 4) add(std::to_string(multi) + " runnable multi_layer (at least 4)");
   for (std::string_view f : Families()) {
