@@ -3,6 +3,8 @@
 #include "grader/leaderboard.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <unistd.h>
 
 #include <cmath>
@@ -63,8 +65,29 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
   std::string md = LeaderboardMarkdown(lb);
   EXPECT_NE(md.find("refused: broken.jsonl"), std::string::npos) << md;
   EXPECT_NE(md.find("refused: old.jsonl"), std::string::npos) << md;
-  EXPECT_NE(md.find("floor 0.231 (always-abstain"), std::string::npos) << md;
+  char floor[64];
+  std::snprintf(floor, sizeof floor, "floor %.3f (%s", lb.floor_depth, lb.floor_name.c_str());
+  EXPECT_NE(md.find(floor), std::string::npos) << md;
   EXPECT_NE(md.find("| A | m | 3 |"), std::string::npos) << md;
+  // Ranked on the test split, beside its own floor; the split columns are each run's mean.
+  EXPECT_TRUE(lb.ranked_on_test);
+  EXPECT_GT(lb.test_scenarios, 0);
+  EXPECT_NE(md.find("ranked on the test split (" + std::to_string(lb.test_scenarios) +
+                    " scenarios"),
+            std::string::npos)
+      << md;
+  ASSERT_TRUE(a.depth_by_split.count("test"));
+  ASSERT_TRUE(a.depth_by_split.count("dev"));
+  // The first three scenarios (S01 test; S02, S02@gpu-jobs dev) answered right in a3, fewer in a1, a2.
+  int dev = 0, test = 0;
+  for (const auto& s : suite.scenarios) (s.split == "dev" ? dev : test) += 1;
+  double want_test = 0, want_dev = 0;
+  for (int k = 1; k <= 3; ++k) {
+    for (int i = 0; i < k; ++i) (suite.scenarios[i].split == "dev" ? want_dev : want_test) += 1;
+  }
+  EXPECT_NEAR(a.depth_by_split.at("test"), want_test / 3 / test, 1e-12);
+  EXPECT_NEAR(a.depth_by_split.at("dev"), want_dev / 3 / dev, 1e-12);
+  EXPECT_NE(md.find("| configuration | multi_layer |"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -84,7 +84,11 @@ TEST(Scenarios, ExamplesValidate) {
   ASSERT_GE(paths.size(), 3u);
   Suite suite = LoadSuite(paths);
   for (const Problem& p : suite.problems) ADD_FAILURE() << p.ToString();
-  EXPECT_EQ(suite.scenarios.size(), paths.size());
+  // One scenario per file, and one more per variant.
+  size_t instances = 0;
+  for (const std::string& p : paths) instances += LoadScenarioFile(p).Instances().size();
+  EXPECT_EQ(suite.scenarios.size(), instances);
+  EXPECT_GT(instances, paths.size());
   for (const Scenario& s : suite.scenarios) {
     EXPECT_EQ(s.status, "runnable") << s.id;
     EXPECT_TRUE(!s.faults.empty() || !s.workload.empty()) << s.id;
@@ -230,20 +234,8 @@ TEST(Scenarios, SchemaDocNamesEveryRuleAndComponent) {
   }
 }
 
-// S16 with its partition as a parameter and one variant on another partition.
-std::string S16WithVariant() {
-  std::string text = ReadFile(kSource + "/scenarios/S16-partition-down/scenario.yaml");
-  auto replace = [&](const std::string& from, const std::string& to) {
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-      text.replace(at, from.size(), to);
-    }
-  };
-  replace("partition: gpu", "partition: ${partition}");
-  replace("PartitionName=gpu", "PartitionName=${partition}");
-  text += "parameters:\n  partition: gpu\nvariants:\n  - name: cpu\n"
-          "    canary: 4e0c2a55-90a8-4a55-8f0e-2b7b1c5a6f01\n    set:\n      partition: cpu\n";
-  return text;
-}
+// S16 as shipped: its partition is a parameter, and the variant `cpu` takes the other one.
+std::string S16WithVariant() { return ReadFile(kSource + "/scenarios/S16-partition-down/scenario.yaml"); }
 
 TEST(Scenarios, VariantsExpandToTheirOwnTasks) {
   LoadResult r = ParseScenario(S16WithVariant(), "S16-partition-down/scenario.yaml");
@@ -266,8 +258,12 @@ TEST(Scenarios, VariantsExpandToTheirOwnTasks) {
   EXPECT_EQ(v.workload[0].partition, "cpu");
   EXPECT_EQ(base.workload[0].partition, "gpu");
   EXPECT_NE(v.causal_chain[0].signals[1].match.find("PartitionName=cpu"), std::string::npos);
-  EXPECT_EQ(v.parameters, (Parameters{{"partition", "cpu"}}));
-  EXPECT_EQ(base.parameters, (Parameters{{"partition", "gpu"}}));
+  EXPECT_EQ(v.parameters,
+            (Parameters{{"partition", "cpu"}, {"kind", "CPU"}, {"other", "GPU"}, {"all", "all"}}));
+  EXPECT_EQ(base.parameters,
+            (Parameters{{"partition", "gpu"}, {"kind", "GPU"}, {"other", "CPU"}, {"all", "both"}}));
+  EXPECT_NE(v.symptom.find("CPU jobs submitted"), std::string::npos) << v.symptom;
+  EXPECT_EQ(v.symptom.find("${"), std::string::npos) << v.symptom;
   // Both validate; the suite holds two tasks with distinct ids and task ids.
   EXPECT_TRUE(Validate(base).empty());
   EXPECT_TRUE(Validate(v).empty());
@@ -278,14 +274,14 @@ TEST(Scenarios, AVariantsOwnValuesCanBreakARule) {
   std::string text = S16WithVariant();
   // A value YAML would misread is refused before it reaches the text.
   std::string bad = text;
-  bad.replace(bad.find("partition: cpu\n", bad.find("variants:")), 15, "partition: 'a b'\n");
+  bad.replace(bad.find("      partition: cpu\n", bad.find("variants:")), 21, "      partition: 'a b'\n");
   LoadResult r = ParseScenario(bad, "x.yaml");
   EXPECT_FALSE(r.scenario);
   ASSERT_FALSE(r.problems.empty());
   EXPECT_EQ(r.problems[0].rule, kRuleParameter);
   // Two variants of the same name.
   text += "  - name: cpu\n    canary: 4e0c2a55-90a8-4a55-8f0e-2b7b1c5a6f02\n    set:\n"
-          "      partition: debug\n";
+          "      partition: debug\n      kind: GPU\n";
   r = ParseScenario(text, "x.yaml");
   ASSERT_FALSE(r.problems.empty());
   EXPECT_EQ(r.problems[0].rule, kRuleVariant);

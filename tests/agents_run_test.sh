@@ -52,12 +52,14 @@ for c in A B C D E; do
 done
 
 # --- fit-abstention: E's threshold from a D run on two scenarios of E's development split.
-# The scripted D answers db.mysql at 0.4: right on S02, wrong on S04; abstaining on both is worse.
+# The scripted D answers db.mysql at 0.4: right on S02 (and its variant), wrong on S04; abstaining
+# is worse. The fit reads the 12 tasks of the development split (split: dev), answered or not.
 "$rca" run --config D --backend scripted --script "$script" --scenarios S02,S04-gpu-ecc-drain \
   --no-score --out "$tmp/fit" > /dev/null 2>&1 || fail "D on the development split exited $?"
 "$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" > "$tmp/fitted" || fail "fit-abstention exited $?"
-grep -q '^0.400      0.167$' "$tmp/fitted" && grep -q '^1.000      ' "$tmp/fitted" &&
-  grep -q '^fitted threshold 0.000 (depth 0.167' "$tmp/fitted" || fail "fit-abstention: $(cat "$tmp/fitted")"
+grep -q '^threshold  depth on the development split (12 scenarios)$' "$tmp/fitted" &&
+  grep -q '^0.400      0.083$' "$tmp/fitted" && grep -q '^1.000      ' "$tmp/fitted" &&
+  grep -q '^fitted threshold 0.000 (depth 0.083' "$tmp/fitted" || fail "fit-abstention: $(cat "$tmp/fitted")"
 "$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" --config D > /dev/null 2>&1; rc=$?
 [[ $rc -eq 2 ]] || fail "fit-abstention against a configuration without abstention: rc $rc"
 

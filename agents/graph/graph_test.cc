@@ -475,6 +475,13 @@ const scenarios::Suite& SuiteOnce() {
   return suite;
 }
 
+// The scenarios the graph was built from: S01-S21, the suite at tag graph-v1. A variant or a
+// later scenario may use a measured edge without the frozen graph citing it (the graph does not
+// change after its freeze), and its credit table is not held to the graph's offers.
+bool FrozenWithTheGraph(const scenarios::Scenario& s) {
+  return s.variant.empty() && s.id.size() > 3 && std::stoi(s.id.substr(1, 2)) <= 21;
+}
+
 const scenarios::Scenario* FindScenario(const std::string& id) {
   for (const auto& s : SuiteOnce().scenarios) {
     if (s.id == id) return &s;
@@ -576,6 +583,7 @@ TEST(GraphScenarioAgreement, EveryMeasuredEdgeIsMeasuredByTheBundleItCites) {
 // The converse: where a chain pair is measured, the edge says so and cites it.
 TEST(GraphScenarioAgreement, EveryMeasuredChainPairIsAMeasuredEdgeCitingIt) {
   for (const auto& s : SuiteOnce().scenarios) {
+    if (!FrozenWithTheGraph(s)) continue;
     const scenarios::Measurement& m = MeasurementOf(s);
     ASSERT_TRUE(m.error.empty()) << s.id << ": " << m.error;
     for (size_t i = 1; i < s.causal_chain.size(); ++i) {
@@ -606,6 +614,7 @@ TEST(GraphScenarioAgreement, ZeroCreditComponentsAreOfferedOnlyOnInferenceOrList
   std::set<Pair> conflicts;
   int zero_credit_offers_checked = 0;
   for (const auto& s : SuiteOnce().scenarios) {
+    if (!FrozenWithTheGraph(s)) continue;
     auto causes = CausesOf(Shipped(), s.causal_chain.back().node, Severity::kDegrades);
     for (const auto& c : s.scoring) {
       if (c.credit != 0.0 || c.node == scenarios::kUnknown) continue;
