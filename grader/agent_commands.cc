@@ -169,9 +169,15 @@ std::vector<const sc::Scenario*> Chosen(const std::vector<sc::Scenario>& suite,
   std::stringstream in(spec);
   std::string id;
   while (std::getline(in, id, ',')) {
+    // An exact id or task id names one task (a variant by <id>@<variant>); a prefix (S16) names
+    // the scenario's base instance, never one of its variants.
     const sc::Scenario* found = nullptr;
     for (const sc::Scenario& s : suite) {
-      if (s.id == id || s.TaskId() == id || s.id.rfind(id + "-", 0) == 0) found = &s;
+      if (s.id == id || s.TaskId() == id) {
+        found = &s;
+        break;
+      }
+      if (!found && s.variant.empty() && s.id.rfind(id + "-", 0) == 0) found = &s;
     }
     if (!found) {
       *error = "no scenario '" + id + "' (rca-bench list)";
