@@ -93,6 +93,8 @@ class LiveSession : public agents::Session {
     live::LabOptions lo;
     lo.dir = o.lab_dir;
     lo.port_base = o.port_base;
+    lo.profile = o.profile;
+    lo.seed = o.seed;
     session->lab_ = std::make_unique<live::Lab>(lo);
     std::ostringstream progress;
     if (auto st = session->lab_->Up(progress); !st.ok()) {

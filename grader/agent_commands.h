@@ -4,6 +4,7 @@
 #ifndef SLURM_RCA_GRADER_AGENT_COMMANDS_H_
 #define SLURM_RCA_GRADER_AGENT_COMMANDS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct RunCommandOptions {
   std::string slurm_mcp;             // path; empty: next to rca-bench
   int port_base = 31800;             // live
   std::string lab_dir = "/tmp/rca-bench-run";  // live
+  std::string profile = "clean";     // live: the lab's background, clean or busy
+  std::uint64_t seed = 1;            // live: the busy profile's seed
 };
 int RunCommand(const RunCommandOptions& o, const std::vector<scenarios::Scenario>& suite);
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   LabOptions options;
   options.dir = DefaultDir();
+  // --profile clean|busy and --seed N of the commands that bring up a lab.
+  auto add_profile = [](CLI::App* c, std::string* profile, std::uint64_t* seed) {
+    c->add_option("--profile", *profile,
+                  "The lab's background: clean (idle nodes, an empty queue) or busy (other "
+                  "users' running and pending jobs, failed and timed-out jobs in accounting, "
+                  "node4 drained for maintenance; scenarios/SCHEMA.md, \"The busy profile\")")
+        ->check(CLI::IsMember(slurm_rca::live::LabProfiles()))
+        ->capture_default_str();
+    c->add_option("--seed", *seed,
+                  "Seed of the busy profile: the same seed, the same users, jobs and timings")
+        ->capture_default_str();
+  };
   auto add_dir = [&](CLI::App* c) {
     c->add_option("--dir", options.dir, "Lab directory (env SLURM_RCA_LAB_DIR)")
         ->capture_default_str();
@@ -263,6 +276,7 @@ int main(int argc, char** argv) {
                  "MariaDB base+6, slurmctld base+17, slurmdbd base+19, slurmd base+200+i")
       ->check(CLI::Range(1024, 65000))
       ->capture_default_str();
+  add_profile(up, &options.profile, &options.seed);
   CLI::App* down = cluster->add_subcommand(
       "down", "Stop every daemon of the lab by PID, heal its faults, remove the lab directory");
   add_dir(down);
@@ -296,6 +310,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1024, 65000));
   record->add_option("--fault", record_options.fault, "The fault (rca-bench fault list)")
       ->capture_default_str();
+  add_profile(record, &record_options.profile, &record_options.seed);
 
   CLI::App* fault = app.add_subcommand("fault", "Inject and heal faults in the live lab");
   fault->require_subcommand(1);
@@ -450,6 +465,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_option("--lab-dir", run_options.lab_dir, "Live: the lab's directory")
       ->capture_default_str();
+  add_profile(run_cmd, &run_options.profile, &run_options.seed);
 
   slurm_rca::grader::DiagnoseOptions diag;
   CLI::App* diagnose = app.add_subcommand(
@@ -531,6 +547,7 @@ int main(int argc, char** argv) {
   srecord->add_option("--timeout", rec.read_timeout_seconds, "Seconds before a read is killed")
       ->check(CLI::Range(1.0, 120.0))
       ->capture_default_str();
+  add_profile(srecord, &rec.profile, &rec.seed);
   int window = 45;
   LabOptions smoke_options;
   smoke_options.dir = "/tmp/rca-bench-smoke";
@@ -547,6 +564,7 @@ int main(int argc, char** argv) {
   smoke->add_option("--port-base", smoke_options.port_base, "Port base")
       ->check(CLI::Range(1024, 60000))
       ->capture_default_str();
+  add_profile(smoke, &smoke_options.profile, &smoke_options.seed);
 
   try {
     app.parse(argc, argv);
@@ -795,11 +813,17 @@ int main(int argc, char** argv) {
     }
     j["faults"] = slurm_rca::live::ActiveFaults(lab);
     j["slurm_conf"] = lab.SlurmConf();
+    j["profile"] = lab.options().profile;
+    j["seed"] = lab.options().seed;
     if (json) {
       std::cout << j.dump() << "\n";
     } else {
       std::cout << "slurm-rca lab in " << options.dir << " (SLURM_CONF=" << lab.SlurmConf()
-                << ")\n";
+                << ")\n  profile " << lab.options().profile
+                << (lab.options().profile == "busy"
+                        ? ", seed " + std::to_string(lab.options().seed)
+                        : std::string())
+                << "\n";
       for (const auto& d : daemons) {
         std::cout << "  " << std::left << std::setw(14) << d.name << std::setw(9)
                   << (d.id ? std::to_string(d.id->pid) : "-") << d.health << "\n";

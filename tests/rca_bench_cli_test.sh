@@ -32,6 +32,14 @@ check 2 "cluster without a subcommand" yes -- cluster
 check 2 "up with zero nodes" yes -- cluster up --nodes 0 --dir "$nolab"
 check 2 "up with a non-number" yes -- cluster up --nodes x --dir "$nolab"
 check 2 "up with a privileged port base" yes -- cluster up --port-base 80 --dir "$nolab"
+check 2 "up with an unknown profile" yes -- cluster up --profile bogus --dir "$nolab"
+contains "an unknown profile names the choices" "$err" "{clean,busy}"
+check 2 "up with a non-number seed" yes -- cluster up --profile busy --seed x --dir "$nolab"
+check 2 "smoke with an unknown profile" yes -- smoke --profile quiet S16-partition-down
+check 2 "record with an unknown profile" yes -- record --profile quiet S16-partition-down
+out=$("$bin" cluster up --help 2>&1)
+contains "up --help describes the profile" "$out" "busy (other users' running and pending jobs"
+contains "up --help describes the seed" "$out" "--seed"
 check 2 "fault without a subcommand" yes -- fault
 check 2 "inject without a name" yes -- fault inject
 check 2 "inject an unknown fault" yes -- fault inject frobnicate --dir "$nolab"

@@ -16,9 +16,12 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <thread>
+
+#include "scenarios/live/profile.h"
 
 #ifndef SLURM_RCA_LIVE_TEMPLATES
 #define SLURM_RCA_LIVE_TEMPLATES ""
@@ -196,7 +199,14 @@ Lab::Lab(LabOptions options) : options_(std::move(options)) {
     if (key == "nodes") in >> options_.nodes;
     if (key == "port_base") in >> options_.port_base;
     if (key == "cluster") in >> options_.cluster;
+    if (key == "profile") in >> options_.profile;
+    if (key == "seed") in >> options_.seed;
   }
+}
+
+const std::vector<std::string>& LabProfiles() {
+  static const std::vector<std::string> profiles = {"clean", "busy"};
+  return profiles;
 }
 
 bool Lab::exists() const { return fs::exists(Path("lab.conf")); }
@@ -352,7 +362,9 @@ Status Lab::WriteConfig() const {
     return Status::Error("cannot write " + Path("etc/gres.conf"));
   }
   std::string conf = "nodes " + std::to_string(n) + "\nport_base " +
-                     std::to_string(options_.port_base) + "\ncluster " + options_.cluster + "\n";
+                     std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
+                     "\nprofile " + options_.profile + "\nseed " +
+                     std::to_string(options_.seed) + "\n";
   if (!WriteFile(Path("lab.conf"), conf, fs::perms(0644))) {
     return Status::Error("cannot write " + Path("lab.conf"));
   }
@@ -503,18 +515,54 @@ Status Lab::StopDaemon(const std::string& name) {
 }
 
 Status Lab::WaitReady(std::chrono::seconds timeout) const {
+  return WaitSettled(timeout, options_.profile == "busy");
+}
+
+Status Lab::WaitSettled(std::chrono::seconds timeout, bool busy) const {
+  // A busy lab rests with its maintenance node drained and its background jobs running.
+  std::string maint_node, maint_reason;
+  if (busy) {
+    BusyTrace trace = GenerateBusyTrace(options_.seed, TraceOptions{.nodes = options_.nodes});
+    maint_node = trace.maintenance_node;
+    maint_reason = trace.maintenance_reason;
+  }
+  auto busy_state_ok = [](const std::string& state) {
+    static const std::set<std::string> ok = {"idle", "mixed", "allocated", "planned",
+                                             "completing"};
+    std::istringstream parts(state);
+    for (std::string p; std::getline(parts, p, '+');) {
+      if (!ok.count(p)) return false;
+    }
+    return !state.empty();
+  };
   return WaitFor(timeout, [&]() -> Status {
-    ToolResult r = Client({"sinfo", "-h", "-N", "-o", "%N %T"}, std::chrono::seconds(5));
+    ToolResult r = Client({"sinfo", "-h", "-N", "-o", "%N|%T|%E"}, std::chrono::seconds(5));
     if (!r.ok()) return Status::Error("sinfo: " + r.Summary());
-    int idle = 0;
+    std::map<std::string, std::pair<std::string, std::string>> seen;
     std::istringstream lines(r.out);
-    std::string node, state;
-    std::map<std::string, std::string> seen;
-    while (lines >> node >> state) seen[node] = state;
-    for (const auto& [n, s] : seen) idle += (s == "idle");
-    if (idle != options_.nodes) {
-      return Status::Error(std::to_string(idle) + " of " + std::to_string(options_.nodes) +
-                           " nodes idle");
+    for (std::string line; std::getline(lines, line);) {
+      size_t a = line.find('|'), b = line.find('|', a == std::string::npos ? a : a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      seen[line.substr(0, a)] = {line.substr(a + 1, b - a - 1), line.substr(b + 1)};
+    }
+    int ready = 0;
+    std::string wrong;
+    for (const auto& [node, st] : seen) {
+      const auto& [state, reason] = st;
+      bool ok = !busy ? state == "idle"
+                : node == maint_node
+                    ? state.find("drain") != std::string::npos &&
+                          state.find('*') == std::string::npos && reason == maint_reason
+                    : busy_state_ok(state);
+      ready += ok;
+      if (!ok && wrong.empty()) {
+        wrong = node + " is " + state + (reason == "none" ? "" : " (" + reason + ")");
+      }
+    }
+    if (ready != options_.nodes || static_cast<int>(seen.size()) != options_.nodes) {
+      return Status::Error(std::to_string(ready) + " of " + std::to_string(options_.nodes) +
+                           (busy ? " nodes in the busy profile's state" : " nodes idle") +
+                           (wrong.empty() ? "" : "; " + wrong));
     }
     ToolResult acct = Client({"sacct", "-n", "-X", "-a"}, std::chrono::seconds(5));
     if (!acct.ok()) return Status::Error("accounting does not answer: " + acct.Summary());
@@ -543,6 +591,14 @@ Status Lab::Up(std::ostream& progress) {
   if (options_.dir.size() > 60) {
     return Status::Error("--dir is too long for the daemons' Unix sockets (60 characters at most)");
   }
+  const auto& profiles = LabProfiles();
+  if (std::find(profiles.begin(), profiles.end(), options_.profile) == profiles.end()) {
+    return Status::Error("unknown profile '" + options_.profile + "' (clean or busy)");
+  }
+  if (options_.profile == "busy" && options_.nodes < 4) {
+    return Status::Error("the busy profile needs at least 4 nodes (it drains node4 and pins "
+                         "jobs to node1 and node3)");
+  }
   if (Status s = CheckPackages(); !s.ok()) return s;
   bool all_alive = exists();
   for (const std::string& name : DaemonNames()) {
@@ -554,7 +610,9 @@ Status Lab::Up(std::ostream& progress) {
     return WaitReady(std::chrono::seconds(5));
   }
   progress << "starting the slurm-rca lab in " << options_.dir << " (" << options_.nodes
-           << " nodes, cluster " << options_.cluster << ")\n";
+           << " nodes, cluster " << options_.cluster << ", profile " << options_.profile
+           << (options_.profile == "busy" ? ", seed " + std::to_string(options_.seed) : "")
+           << ")\n";
   if (auto eph = EphemeralRange()) {
     progress << EphemeralPortWarning(options_.port_base, options_.nodes, eph->first, eph->second);
   }
@@ -585,11 +643,25 @@ Status Lab::Up(std::ostream& progress) {
     if (name == "munged" || name == "mariadbd" || name == "slurmdbd") continue;
     if (Status s = StartDaemon(name, progress); !s.ok()) return s;
   }
-  if (Status s = WaitReady(options_.start_timeout); !s.ok()) {
+  // Ready as a clean lab first: the busy profile is put on a lab whose nodes are all idle.
+  const std::string& profile = options_.profile;
+  if (Status s = WaitSettled(options_.start_timeout, /*busy=*/false); !s.ok()) {
     return Status::Error("the lab did not become ready: " + s.message());
   }
+  if (profile == "busy") {
+    BusyTrace trace = GenerateBusyTrace(options_.seed, TraceOptions{.nodes = options_.nodes});
+    if (Status s = ApplyBusyProfile(*this, trace, progress); !s.ok()) {
+      return Status::Error("the busy profile failed: " + s.message());
+    }
+    if (Status s = WaitReady(std::chrono::seconds(30)); !s.ok()) {
+      return Status::Error("the busy lab did not settle: " + s.message());
+    }
+  }
   progress << "lab up in " << Fixed(Since(start)) << " s: " << options_.nodes
-           << " nodes idle, accounting answers\n"
+           << (profile == "busy" ? " nodes (busy profile, seed " + std::to_string(options_.seed) +
+                                       ": background jobs, " + "a node drained for maintenance)"
+                                 : " nodes idle")
+           << ", accounting answers\n"
            << "point Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
   return {};
 }
@@ -696,6 +768,11 @@ Status Lab::Down(std::ostream& progress) {
   }
   if (!MountsUnder(options_.dir).empty()) {
     return Status::Error("a mount under " + options_.dir + " could not be removed");
+  }
+  // The busy profile's users, once no job of this lab runs as them (removed when no other lab
+  // holds them).
+  if (Status s = ReleaseBusyProfile(*this, progress); !s.ok()) {
+    progress << "  warning: " << s.message() << "\n";
   }
   std::error_code ec;
   fs::remove_all(options_.dir, ec);

@@ -3,7 +3,7 @@
 // munged, MariaDB, slurmdbd, slurmctld and N slurmd (several on one host with `slurmd -N`),
 // no systemd and no Docker, everything under one directory:
 //
-//   DIR/lab.conf        what `up` was asked for (nodes, ports, cluster name)
+//   DIR/lab.conf        what `up` was asked for (nodes, ports, cluster name, profile, seed)
 //   DIR/etc/            slurm.conf, slurmdbd.conf, gres.conf, healthcheck.sh (from templates/)
 //   DIR/run/            sockets, daemons' pid files, and NAME.id: the PID and kernel start time
 //                       of each daemon we started, the only handle we ever signal
@@ -17,11 +17,15 @@
 //   lab.Down(std::cout);
 //
 // Up() is idempotent (a second call finds the daemons alive and returns); Down() on nothing
-// is fine; a port in use or a missing package is an error that says which.
+// is fine; a port in use or a missing package is an error that says which. With
+// LabOptions{.profile = "busy", .seed = N}, Up() applies the busy background of profile.h once
+// the lab is ready (DIR/busy.trace keeps the trace), and Down() also cancels its jobs and
+// removes the Unix users no other lab still holds.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 #define SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -56,7 +60,18 @@ struct LabOptions {
   std::vector<std::string> program_dirs = {"/usr/sbin", "/usr/bin"};
   // How long Up() waits for each daemon to answer.
   std::chrono::seconds start_timeout{60};
+  // The background Up() puts on the lab once it is ready: "clean" (idle nodes, an empty queue)
+  // or "busy" (other users' jobs, history and a maintenance drain; scenarios/live/profile.h).
+  std::string profile = "clean";
+  // The busy profile's seed: the same seed, the same users, jobs and timings.
+  std::uint64_t seed = 1;
+  // Where the busy profile records the Unix users it created and the labs holding each, shared
+  // by every lab on the machine.
+  std::string user_registry = "/var/lib/slurm-rca/users";
 };
+
+// The profiles LabOptions::profile may name: clean, busy.
+const std::vector<std::string>& LabProfiles();
 
 // One daemon of the lab, as Status() sees it.
 struct DaemonStatus {
@@ -87,7 +102,10 @@ class Lab {
   std::optional<ProcessId> DaemonId(const std::string& name) const;
   Status StartDaemon(const std::string& name, std::ostream& progress);
   Status StopDaemon(const std::string& name);
-  // Waits until every node is idle (or in one of `states`) and accounting answers.
+  // Waits until the lab is in its profile's resting state and accounting answers. Clean: every
+  // node idle. Busy: the maintenance node drained with the profile's reason, every other node
+  // responding and not drained or down (idle, mixed, allocated, planned or completing: the
+  // background's jobs are left alone).
   Status WaitReady(std::chrono::seconds timeout) const;
 
   bool exists() const;  // DIR/lab.conf is there
@@ -107,6 +125,8 @@ class Lab {
   Status WriteConfig() const;
   Status CheckPortFree(int port, const std::string& who) const;
   Status Probe(const std::string& name) const;
+  // WaitReady for a clean (every node idle) or a busy lab.
+  Status WaitSettled(std::chrono::seconds timeout, bool busy) const;
   Status Provision(std::ostream& progress) const;
   std::vector<std::string> DaemonArgv(const std::string& name) const;
   void CleanUpFaultState(std::ostream& progress) const;

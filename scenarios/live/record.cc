@@ -81,7 +81,8 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   if (!known) return Status::Error("unknown fault '" + options.fault + "'");
   char tmpl[] = "/tmp/rca-record-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return Status::Error("mkdtemp failed");
-  Lab lab(LabOptions{.dir = tmpl, .nodes = 4, .port_base = options.port_base});
+  Lab lab(LabOptions{.dir = tmpl, .nodes = 4, .port_base = options.port_base,
+                     .profile = options.profile, .seed = options.seed});
   struct Down {
     Lab& lab;
     std::ostream& progress;
@@ -91,7 +92,9 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   // A known state: one job done, one running.
   std::string work = lab.Path("work");
   lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "--wrap", "true"});
-  lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w", "node4", "--wrap", "sleep 600"});
+  // (node4 is the busy profile's maintenance node: there, the job runs on node2.)
+  lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w",
+              options.profile == "busy" ? "node2" : "node4", "--wrap", "sleep 600"});
   std::this_thread::sleep_for(std::chrono::seconds(3));
 
   mcp::LiveOptions live;

@@ -11,6 +11,7 @@
 #ifndef SLURM_RCA_SCENARIOS_LIVE_RECORD_H_
 #define SLURM_RCA_SCENARIOS_LIVE_RECORD_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -23,6 +24,8 @@ struct RecordOptions {
   std::string fault = "db-freeze"; // a fault of FaultCatalog()
   int port_base = 20800;           // below the ephemeral range (32768-60999)
   double read_timeout_seconds = 5;  // the live back-end's executor timeout
+  std::string profile = "clean";    // the lab's background: clean or busy (LabOptions::profile)
+  std::uint64_t seed = 1;           // the busy profile's seed
 };
 
 Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);

@@ -280,8 +280,11 @@ TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
 
 // One trial in a fresh lab; writes the bundle (revision 1, without trials) to `bundle`.
 Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_base,
-                   double timeout_s, const fs::path& bundle, std::ostream& progress) {
-  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base});
+                   const ScenarioRecordOptions& o, const fs::path& bundle,
+                   std::ostream& progress) {
+  const double timeout_s = o.read_timeout_seconds;
+  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base, .profile = o.profile,
+                     .seed = o.seed});
   struct Down {
     Lab& lab;
     std::ostream& progress;
@@ -369,7 +372,11 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                    {"scenario", s.id},
                    {"recorded_at", recorded_at},
                    {"generator", "rca-bench record (scenarios/live/runner.cc)"},
-                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-2], gpu: node[3-4]); "
+                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
+                               (o.profile == "busy"
+                                    ? "background profile busy, seed " + std::to_string(o.seed) +
+                                          " (scenarios/live/profile.h); "
+                                    : std::string("background profile clean; ")) +
                                "slurm-mcp taken to run on " + host +
                                " (its nvidia-smi and slurmd log). Offsets are seconds after "
                                "the fault; -1 is the baseline before it. Lab paths are "
@@ -521,8 +528,8 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
       pid_t pid = ::fork();
       if (pid == 0) {
         std::ofstream log(trial_dir(k) / "trial.log");
-        Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k,
-                                o.read_timeout_seconds, trial_dir(k) / "bundle", log);
+        Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k, o,
+                                trial_dir(k) / "bundle", log);
         if (!st.ok()) log << "FAILED: " << st.message() << "\n";
         log.flush();
         ::_exit(st.ok() ? 0 : 1);
@@ -542,8 +549,8 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
     fs::remove_all(trial_dir(k) / "bundle", ec);
     fs::create_directories(trial_dir(k) / "bundle", ec);
     std::ofstream log(trial_dir(k) / "trial.log", std::ios::app);
-    Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k,
-                            o.read_timeout_seconds, trial_dir(k) / "bundle", log);
+    Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k, o,
+                            trial_dir(k) / "bundle", log);
     if (!st.ok()) log << "FAILED: " << st.message() << "\n";
     exit_status[k] = st.ok() ? 0 : 1;
   }

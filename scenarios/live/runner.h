@@ -18,6 +18,7 @@
 #ifndef SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
 #define SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ struct ScenarioRecordOptions {
   // Re-derive the timing from the trial bundles a previous run left in work_dir (after a
   // signal changed) instead of running the trials again.
   bool reuse_trials = false;
+  std::string profile = "clean";  // each trial's lab: clean or busy (LabOptions::profile)
+  std::uint64_t seed = 1;         // the busy profile's seed, the same in every trial
 };
 
 // The offsets at which the recorder snapshots (the baseline at -1 is taken before the fault).
@@ -71,7 +74,8 @@ struct SmokeResult {
   double seconds = 0;      // when they first held, after the fault
   std::string detail;
 };
-// Clean state, workload before the fault, the first hop's signals must not hold yet, inject,
+// Clean state (Lab::WaitReady: for a busy lab, the profile's resting state, its background jobs
+// left alone), workload before the fault, the first hop's signals must not hold yet, inject,
 // poll them through a live back-end every second up to window_s, heal. The daemon logs are read
 // from where they stood when it started.
 SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
