@@ -26,13 +26,19 @@ std::string GraphDigest(const std::string& graph_text) {
 }
 
 std::string DefaultGraphDigest() {
-  const char* env = std::getenv("SLURM_RCA_GRAPH");
-  std::string path = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "unreadable";
-  std::stringstream text;
-  text << in.rdbuf();
-  return GraphDigest(text.str());
+  // Read once: every submission's parse compares fingerprints, and the file does not change
+  // while a process runs.
+  static const std::string digest = [] {
+    const char* env = std::getenv("SLURM_RCA_GRAPH");
+    std::string path =
+        env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::string("unreadable");
+    std::stringstream text;
+    text << in.rdbuf();
+    return GraphDigest(text.str());
+  }();
+  return digest;
 }
 
 std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {

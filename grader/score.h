@@ -67,7 +67,7 @@ std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite);
 // "sha256:" + 16 hex digits of a graph file's text.
 std::string GraphDigest(const std::string& graph_text);
 // The digest of $SLURM_RCA_GRAPH, else the source tree's agents/graph/graph.yaml ("unreadable"
-// when it cannot be read, which no submission's fingerprint matches).
+// when it cannot be read, which no submission's fingerprint matches), read once per process.
 std::string DefaultGraphDigest();
 
 ParsedSubmission ParseSubmission(const std::string& text, const std::string& file,

@@ -196,7 +196,7 @@ std::unique_ptr<ReplayBackend> ReplayBackend::Open(const std::string& dir, std::
   std::unique_ptr<ReplayBackend> b(new ReplayBackend());
   b->dir_ = dir;
   if (!check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
-                  {"scenario", "generator", "comment", "trials"})) {
+                  {"scenario", "generator", "comment", "trials", "profile", "seed"})) {
     return nullptr;
   }
   std::string format;
@@ -222,6 +222,22 @@ std::unique_ptr<ReplayBackend> ReplayBackend::Open(const std::string& dir, std::
     return nullptr;
   }
   if (m.contains("scenario") && !check.String(m, "", "scenario", &b->scenario_)) return nullptr;
+  // The lab's background when it was recorded (scenarios/live/profile.h): clean or busy, and the
+  // busy profile's seed.
+  if (m.contains("profile")) {
+    if (!check.String(m, "", "profile", &b->profile_)) return nullptr;
+    if (b->profile_ != "clean" && b->profile_ != "busy") {
+      check.Fail("profile", "\"" + b->profile_ + "\" is not clean or busy");
+      return nullptr;
+    }
+  }
+  if (m.contains("seed")) {
+    const json& seed = m.at("seed");
+    if (!seed.is_number_unsigned()) {
+      check.Fail("seed", Checker::Expected("a non-negative integer", seed));
+      return nullptr;
+    }
+  }
   for (const char* key : {"generator", "comment"}) {
     std::string unused;
     if (m.contains(key) && !check.String(m, "", key, &unused, false)) return nullptr;

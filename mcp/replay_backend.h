@@ -58,6 +58,8 @@ class ReplayBackend : public Backend {
 
   const std::string& slurm_version() const { return slurm_version_; }
   const std::string& scenario() const { return scenario_; }
+  // "clean" or "busy" when the manifest says which background it was recorded on, else "".
+  const std::string& profile() const { return profile_; }
   const std::string& recorded_at() const { return recorded_at_; }
   // The `trials` object as JSON text (revision 2), empty when absent.
   const std::string& trials_json() const { return trials_json_; }
@@ -71,6 +73,7 @@ class ReplayBackend : public Backend {
   std::string dir_;
   std::string slurm_version_;
   std::string scenario_;
+  std::string profile_;
   std::string recorded_at_;
   std::string trials_json_;
   std::vector<Snapshot> snapshots_;  // strictly increasing offsets

@@ -248,6 +248,9 @@ TEST_F(ReplayBackendTest, MalformedManifestsFailWithTheFieldNamed) {
   ExpectOpenFails([](json& m) { m["snapshots"] = json::array(); },
                   {"snapshots: must hold at least one snapshot"});
   ExpectOpenFails([](json& m) { m["extra"] = 1; }, {"extra: unknown field (allowed: "});
+  ExpectOpenFails([](json& m) { m["profile"] = "dirty"; },
+                  {"profile: \"dirty\" is not clean or busy"});
+  ExpectOpenFails([](json& m) { m["seed"] = -1; }, {"seed: expected a non-negative integer"});
   ExpectOpenFails([](json& m) { m["snapshots"][0].erase("taken_at"); },
                   {"snapshots[0].taken_at: missing"});
   ExpectOpenFails([](json& m) { m["snapshots"][1]["offset_seconds"] = 0; },
@@ -297,8 +300,19 @@ TEST_F(ReplayBackendTest, OptionalFieldsAreAccepted) {
   auto replay = Open();
   ASSERT_TRUE(replay);
   EXPECT_EQ(replay->scenario(), "");
+  EXPECT_EQ(replay->profile(), "");
   replay->SetOffset(0);
   EXPECT_TRUE(replay->Read({"sinfo"}).out_truncated);
+}
+
+TEST_F(ReplayBackendTest, TheRecordingsBackgroundIsRead) {
+  json m = GoodManifest();
+  m["profile"] = "busy";
+  m["seed"] = 7;
+  WriteManifest(m);
+  auto replay = Open();
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->profile(), "busy");
 }
 
 }  // namespace

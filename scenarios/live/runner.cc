@@ -24,9 +24,6 @@
 #include "scenarios/live/capture.h"
 #include "scenarios/measure.h"
 
-#ifndef SLURM_RCA_SOURCE_ROOT
-#define SLURM_RCA_SOURCE_ROOT ""
-#endif
 
 namespace slurm_rca::live {
 namespace {
@@ -370,6 +367,7 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
   Json manifest = {{"format", mcp::kEvidenceBundleFormat},
                    {"slurm_version", version},
                    {"scenario", s.id},
+                   {"profile", o.profile},
                    {"recorded_at", recorded_at},
                    {"generator", "rca-bench record (scenarios/live/runner.cc)"},
                    {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
@@ -382,14 +380,18 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                                "the fault; -1 is the baseline before it. Lab paths are "
                                "replaced by /LAB."},
                    {"snapshots", snapshots}};
+  if (o.profile == "busy") manifest["seed"] = o.seed;
   if (!WriteText(bundle / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (bundle / "manifest.json").string());
   }
   return {};
 }
 
-std::string ScenarioFixtures(const ScenarioRecordOptions& o) {
-  return o.fixtures.empty() ? std::string(SLURM_RCA_SOURCE_ROOT) + "/fixtures" : o.fixtures;
+// Where a recorded bundle goes: FIXTURES/<id> when --fixtures is given, else the bundle set of
+// the lab's profile (fixtures/<id> for clean, fixtures/busy/<id> for busy; scenarios/measure.h).
+fs::path BundleOut(const sc::Scenario& s, const ScenarioRecordOptions& o) {
+  if (!o.fixtures.empty()) return fs::path(o.fixtures) / s.id;
+  return sc::BundleDir(s.id, o.profile == "busy" ? sc::kBusySet : sc::kCleanSet);
 }
 
 }  // namespace
@@ -624,7 +626,7 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   if (!WriteText(kept / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write the manifest");
   }
-  fs::path final_out = fs::path(ScenarioFixtures(o)) / s.id;
+  fs::path final_out = BundleOut(s, o);
   fs::path old = final_out.string() + ".old";
   fs::remove_all(old, ec);
   if (fs::exists(final_out)) fs::rename(final_out, old, ec);
