@@ -222,7 +222,7 @@ std::unique_ptr<ReplayBackend> ReplayBackend::Open(const std::string& dir, std::
     return nullptr;
   }
   if (m.contains("scenario") && !check.String(m, "", "scenario", &b->scenario_)) return nullptr;
-  // The lab's background when it was recorded (scenarios/live/profile.h): clean or busy, and the
+  // The background the recording lab had (the benchmark's busy profile): clean or busy, and the
   // busy profile's seed.
   if (m.contains("profile")) {
     if (!check.String(m, "", "profile", &b->profile_)) return nullptr;
