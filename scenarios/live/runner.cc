@@ -649,6 +649,18 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   return {};
 }
 
+std::vector<size_t> DueHeals(const sc::Scenario& s, int window_s, double elapsed_s,
+                             const std::vector<bool>& healed) {
+  std::vector<size_t> due;
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    const sc::FaultRef& f = s.faults[i];
+    // Only faults the smoke injected (at_s inside the window) and not healed yet.
+    if (!f.heal_at_s || f.at_s > window_s || (i < healed.size() && healed[i])) continue;
+    if (*f.heal_at_s <= elapsed_s) due.push_back(i);
+  }
+  return due;
+}
+
 SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::ostream& progress) {
   SmokeResult r;
   if (s.causal_chain.empty()) {
@@ -687,7 +699,24 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
   for (const sc::Workload& w : s.workload) {
     if (w.at_s >= 0 && w.at_s <= window_s) Submit(lab, w, progress);
   }
+  // A fault the scenario heals inside its window (a supervisor restarting a daemon, a node that
+  // comes back) is healed at its heal_at_s here too: the first hop may be the trace the heal
+  // leaves (S31's restarted controller), and a fault left in place would never show it.
+  std::vector<bool> healed_in_window(s.faults.size(), false);
   while (true) {
+    double now = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (size_t i : DueHeals(s, window_s, now, healed_in_window)) {
+      const sc::FaultRef& f = s.faults[i];
+      FaultOutcome o = HealFault(lab, f.name, TargetOf(f));
+      healed_in_window[i] = true;
+      if (!o.status.ok()) {
+        r.status = Status::Error(s.id + ": heal " + f.name + " at +" +
+                                 std::to_string(*f.heal_at_s) + " s: " + o.status.message());
+        HealScenario(lab, s, progress);
+        return r;
+      }
+      progress << "  healed " << f.name << " at +" << *f.heal_at_s << " s (its heal_at_s)\n";
+    }
     // The live back-end resolves nvidia-smi when made: a fresh one sees a test double.
     SinceBackend fresh(LiveOptionsFor(lab, host, 20), start);
     std::string detail;

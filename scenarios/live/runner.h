@@ -74,10 +74,16 @@ struct SmokeResult {
   double seconds = 0;      // when they first held, after the fault
   std::string detail;
 };
+// The faults of s whose heal_at_s has come at elapsed_s seconds after the smoke injected them, in
+// the scenario's order: those it injected (at_s <= window_s), with a heal_at_s, not yet healed
+// (healed[i]). Pure; SmokeScenario heals them as they fall due.
+std::vector<size_t> DueHeals(const scenarios::Scenario& s, int window_s, double elapsed_s,
+                             const std::vector<bool>& healed);
+
 // Clean state (Lab::WaitReady: for a busy lab, the profile's resting state, its background jobs
 // left alone), workload before the fault, the first hop's signals must not hold yet, inject,
-// poll them through a live back-end every second up to window_s, heal. The daemon logs are read
-// from where they stood when it started.
+// poll them through a live back-end every second up to window_s (healing each fault at its
+// heal_at_s, DueHeals), heal. The daemon logs are read from where they stood when it started.
 SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
                           std::ostream& progress);
 
