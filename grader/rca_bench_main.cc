@@ -135,7 +135,12 @@ int ListScenarios() {
   sc::Suite suite;
   int code = 0;
   if (!LoadScenarios({}, &suite, &code)) return code;
-  std::cout << sc::ScenarioTable(suite.scenarios, sc::MeasureSuite(suite.scenarios));
+  // The default set first (fewest calls is read from it), then the other for comparison.
+  const std::string first = sc::DefaultBundleSet();
+  const std::string second = first == sc::kBusySet ? sc::kCleanSet : sc::kBusySet;
+  std::cout << sc::ScenarioTable(suite.scenarios,
+                                 {{first, sc::MeasureSuite(suite.scenarios, first)},
+                                  {second, sc::MeasureSuite(suite.scenarios, second)}});
   if (!suite.problems.empty()) {
     std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
     return 1;
@@ -557,7 +562,8 @@ int main(int argc, char** argv) {
       "For each scenario, in a fresh private lab: check its first hop's signals do not hold yet, "
       "inject it, watch them through the slurm-mcp live back-end, heal it, take the lab down");
   smoke->add_option("ids", ids, "Scenario ids (default: every runnable one)");
-  smoke->add_option("--window", window, "Seconds to wait for the first hop")
+  smoke->add_option("--window", window,
+                    "Seconds to wait for the first hop (a scenario's observe_s when longer)")
       ->check(CLI::Range(5, 600))
       ->capture_default_str();
   smoke->add_option("--dir", smoke_options.dir, "Lab directory")->capture_default_str();

@@ -116,7 +116,7 @@ bool Measurement::AllMeasured() const {
 
 namespace {
 std::string& DefaultSet() {
-  static std::string set = kCleanSet;
+  static std::string set = kBusySet;  // issue #17: the busy set is the default, clean the comparison
   return set;
 }
 }  // namespace

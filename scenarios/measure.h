@@ -69,7 +69,8 @@ struct Measurement {
 inline constexpr const char* kBusySet = "busy";
 inline constexpr const char* kCleanSet = "clean";
 const std::vector<std::string>& BundleSets();
-// The set BundleDir uses when none is named; main sets it from --bundles. False: no such set.
+// The set BundleDir uses when none is named (busy unless main sets it from --bundles). False: no
+// such set.
 bool SetDefaultBundleSet(const std::string& set);
 const std::string& DefaultBundleSet();
 std::string BundleDir(const std::string& scenario_id, const std::string& set = "");

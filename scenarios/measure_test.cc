@@ -197,13 +197,19 @@ TEST_F(MeasureTest, NoBundleIsBundleMissingAndABlockedScenarioMustHaveNone) {
   EXPECT_EQ(p[0].rule, "blocked-measured");
 }
 
-// The shipped suite: every runnable scenario has a bundle that replays and measures every hop.
-TEST(ShippedSuite, EveryRunnableScenarioIsMeasuredByItsBundle) {
+// The shipped suite: every runnable scenario has a bundle in each set (busy, the default, and
+// clean) that replays and measures every hop.
+class ShippedSuiteSet : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(BothSets, ShippedSuiteSet,
+                         ::testing::Values(std::string(kBusySet), std::string(kCleanSet)));
+
+TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
   Suite suite = LoadSuite(ScenarioPaths(kSource + "/scenarios"));
   ASSERT_GE(suite.scenarios.size(), 20u);
   for (const Scenario& s : suite.scenarios) {
     if (s.status != "runnable") continue;
-    std::string dir = kSource + "/fixtures/" + s.id;
+    std::string dir = BundleDir(s.id, GetParam());
     std::string error;
     auto replay = mcp::ReplayBackend::Open(dir, &error);
     ASSERT_TRUE(replay) << s.id << ": " << error;
@@ -212,6 +218,19 @@ TEST(ShippedSuite, EveryRunnableScenarioIsMeasuredByItsBundle) {
     EXPECT_EQ(m.trials, 3) << s.id;
     for (const HopResult& h : m.hops) {
       EXPECT_TRUE(h.measured) << s.id << " hop " << h.hop << ": " << h.detail;
+    }
+    for (const HopResult& h : m.herrings) {
+      EXPECT_TRUE(h.measured) << s.id << " herring " << h.hop << ": " << h.detail;
+    }
+    // A busy bundle says so (and its seed); a clean one names no background.
+    std::ifstream in(dir + "/manifest.json");
+    nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(manifest.is_discarded()) << s.id;
+    if (GetParam() == kBusySet) {
+      EXPECT_EQ(manifest.value("profile", ""), "busy") << s.id;
+      EXPECT_TRUE(manifest.contains("seed")) << s.id;
+    } else {
+      EXPECT_NE(manifest.value("profile", "clean"), "busy") << s.id;
     }
   }
 }

@@ -19,11 +19,19 @@ one_line() {  # one_line WHAT: exit 2, exactly one stderr line, no stdout
 run validate
 [[ $rc -eq 0 && -z "$out" && "$err" == *"runnable"*"hops measured in their bundles, 0 problem(s)"* ]] &&
   ok || fail "validate the suite with its bundles: rc $rc: ${out:0:600} ${err:0:300}"
+# Both bundle sets measure every hop and herring: busy (the default) and clean, for comparison.
+for set in busy clean; do
+  run --bundles "$set" validate
+  [[ $rc -eq 0 && -z "$out" && "$err" == *"hops measured in their bundles, 0 problem(s)"* ]] && ok ||
+    fail "validate the suite with its $set bundles: rc $rc: ${out:0:600} ${err:0:300}"
+done
+run --bundles nosuch validate
+[[ $rc -eq 2 ]] && ok || fail "an unknown bundle set: rc $rc"
 run validate --no-bundles
 [[ $rc -eq 0 && -z "$out" && "$err" != *"hops measured"* ]] && ok || fail "validate --no-bundles: rc $rc"
 # The held scenarios (scenarios/held/) stay valid while they wait to join the suite.
 run validate --no-bundles "$src/scenarios/held"
-[[ $rc -eq 0 && -z "$out" && "$err" == *"6 scenario(s)"* ]] && ok ||
+[[ $rc -eq 0 && -z "$out" && "$err" == *"3 scenario(s)"* ]] && ok ||
   fail "validate the held scenarios: rc $rc: ${out:0:600} ${err:0:300}"
 broken=$src/scenarios/testdata/broken/chain-start.yaml
 run validate "$broken"
@@ -53,11 +61,21 @@ fp=$out
 [[ $rc -eq 0 && "$fp" =~ ^sha256:[0-9a-f]{16}$ ]] && ok || fail "fingerprint: rc $rc: $fp"
 sub=/tmp/rca_sc_sub.$$.jsonl
 printf '{"configuration": "t", "configuration_hash": "h", "model": "m", "suite_fingerprint": "%s", "date": "2026-11-30"}\n{"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.9}\n' "$fp" > "$sub"
+# One right answer (S01, a test-split task) out of every runnable task: depth 1/N over the suite,
+# 1/T on the test split, 0 on dev and post-freeze; the floor is the baselines' top row.
+n=$("$bin" list 2>/dev/null | sed -n 's/^[0-9]* scenarios, \([0-9]*\) runnable.*/\1/p')
+t=$("$bin" list 2>/dev/null | grep -c '^| S[^|]* | [^|]* | [^|]* | test |')
+all=$(awk -v n="$n" 'BEGIN { printf "%.3f", 1 / n }')
+test_depth=$(awk -v n="$t" 'BEGIN { printf "%.3f", 1 / n }')
+floor=$("$bin" baselines 2>/dev/null | sed -n 's/^\([0-9.]*\) .*<- floor$/\1/p')
+floor_name=$("$bin" baselines 2>/dev/null | sed -n 's/^[0-9.]*  *[0-9.-]*  *\([^ ]*\)  <- floor$/\1/p')
+[[ "$n" -ge 36 && "$t" -ge 1 && -n "$floor" && -n "$floor_name" ]] && ok ||
+  fail "counts from list and baselines: n '$n' t '$t' floor '$floor' '$floor_name'"
 run score "$sub"
-[[ $rc -eq 0 && "$out" == *"RCA depth      0.028"*"floor          0.196  always-slurm.config"* ]] && ok ||
-  fail "score: rc $rc: ${out:0:300}"
+[[ $rc -eq 0 && "$out" == *"RCA depth      $all"*"floor          $floor  $floor_name"* ]] && ok ||
+  fail "score: rc $rc (want depth $all, floor $floor): ${out:0:300}"
 run score --json "$sub"
-[[ $rc -eq 0 && "$out" == *'"missing": 35'* && "$out" == *'"strategy": "always-slurm.config"'* ]] && ok ||
+[[ $rc -eq 0 && "$out" == *"\"missing\": $((n - 1))"* && "$out" == *"\"strategy\": \"$floor_name\""* ]] && ok ||
   fail "score --json: rc $rc: ${out:0:300}"
 run score "$src/grader/testdata/broken/duplicate.jsonl"
 [[ $rc -eq 1 && "$out" == *"duplicate.jsonl:3: a second answer to"* && "$err" == *"nothing was scored"* ]] && ok ||
@@ -67,7 +85,7 @@ one_line "score a missing file"
 board=/tmp/rca_sc_board.$$
 mkdir -p "$board" && cp "$sub" "$board/run1.jsonl" && cp "$src/grader/testdata/broken/duplicate.jsonl" "$board/"
 run leaderboard "$board"
-[[ $rc -eq 0 && "$out" == *"| t | m | 1 | 0.042 | 0.000 | 0.000 | 0.028 ± - |"* && "$out" == *"ranked on the test split"* && "$out" == *"refused: duplicate.jsonl"* ]] && ok ||
+[[ $rc -eq 0 && "$out" == *"| t | m | 1 | $test_depth | 0.000 | 0.000 | $all ± - |"* && "$out" == *"ranked on the test split"* && "$out" == *"refused: duplicate.jsonl"* ]] && ok ||
   fail "leaderboard: rc $rc: ${out:0:400}"
 run leaderboard /nonexistent
 [[ $rc -eq 2 ]] && ok || fail "leaderboard of a missing directory: rc $rc"

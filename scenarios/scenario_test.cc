@@ -182,15 +182,51 @@ TEST(Scenarios, SuiteMinimumCountsRunnableKinds) {
     EXPECT_EQ(q.rule, "suite-minimum");
     all += q.message + "\n";
   }
-  EXPECT_NE(all.find("1 runnable tasks (at least 36)"), std::string::npos) << all;
-  EXPECT_NE(all.find("0 runnable tasks with a red herring (at least 2)"), std::string::npos) << all;
-  EXPECT_NE(all.find("0 runnable tasks written after the graph's freeze (at least 2)"),
+  EXPECT_NE(all.find("1 runnable tasks (at least 60)"), std::string::npos) << all;
+  EXPECT_NE(all.find("0 runnable scenarios with a red herring (at least 4)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("0 runnable scenarios written after the graph's freeze (at least 6)"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("0 runnable undiagnosable"), std::string::npos) << all;
   EXPECT_NE(all.find("0 runnable multi_layer"), std::string::npos) << all;
   EXPECT_NE(all.find("family gpu"), std::string::npos) << all;
   EXPECT_EQ(all.find("family storage"), std::string::npos) << all;
+}
+
+// Red herrings and post-freeze scenarios are counted by scenario file: variants of one incident
+// (another node, another partition) are not further experiments.
+TEST(Scenarios, SuiteMinimumCountsHerringsAndPostFreezeByScenarioNotVariant) {
+  LoadResult r = LoadScenarioFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+  ASSERT_TRUE(r.scenario);
+  Scenario s = *r.scenario;
+  s.red_herrings.push_back(RedHerring{s.causal_chain.front(), "another incident", 0});
+  s.post_freeze = "graph-v1";
+  std::vector<Scenario> suite;
+  for (const char* v : {"", "a", "b", "c", "d", "e", "f"}) {
+    Scenario one = s;
+    one.base_id = "S90-one";
+    one.id = std::string("S90-one") + (*v ? std::string("@") + v : "");
+    suite.push_back(one);
+  }
+  auto messages = [](const std::vector<Problem>& p) {
+    std::string all;
+    for (const Problem& q : p) all += q.message + "\n";
+    return all;
+  };
+  std::string all = messages(SuiteMinimum(suite, "x"));
+  EXPECT_NE(all.find("1 runnable scenarios with a red herring (at least 4)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("1 runnable scenarios written after the graph's freeze"), std::string::npos)
+      << all;
+  for (int k = 2; k <= 6; ++k) {
+    Scenario other = s;
+    other.base_id = other.id = "S9" + std::to_string(k) + "-other";
+    suite.push_back(other);
+  }
+  all = messages(SuiteMinimum(suite, "x"));
+  EXPECT_EQ(all.find("red herring"), std::string::npos) << all;
+  EXPECT_EQ(all.find("graph's freeze"), std::string::npos) << all;
 }
 
 TEST(Scenarios, DuplicateKeysAreRejected) {

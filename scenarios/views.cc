@@ -11,9 +11,10 @@ namespace slurm_rca::scenarios {
 
 using Json = nlohmann::ordered_json;
 
-std::vector<Measurement> MeasureSuite(const std::vector<Scenario>& scenarios) {
+std::vector<Measurement> MeasureSuite(const std::vector<Scenario>& scenarios,
+                                      const std::string& set) {
   std::vector<Measurement> out;
-  for (const Scenario& s : scenarios) out.push_back(MeasureScenario(s, BundleDir(s.id)));
+  for (const Scenario& s : scenarios) out.push_back(MeasureScenario(s, BundleDir(s.id, set)));
   return out;
 }
 
@@ -58,44 +59,62 @@ std::string RelativeToSource(const std::string& path) {
   return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
 }
 
+// "2/2 (3 trials), herring 1/1" of one scenario in one set, or "no bundle".
+std::string HopsMeasured(const Scenario& s, const Measurement& m) {
+  if (!m.error.empty()) return "no bundle";
+  int ok = 0;
+  for (const HopResult& h : m.hops) ok += h.measured ? 1 : 0;
+  std::string hops = std::to_string(ok) + "/" + std::to_string(s.causal_chain.size()) + " (" +
+                     std::to_string(m.trials) + " trials)";
+  if (!m.herrings.empty()) {
+    int shown = 0;
+    for (const HopResult& h : m.herrings) shown += h.measured ? 1 : 0;
+    hops += ", herring " + std::to_string(shown) + "/" + std::to_string(m.herrings.size());
+  }
+  return hops;
+}
+
 }  // namespace
 
 std::string ScenarioTable(const std::vector<Scenario>& scenarios,
-                          const std::vector<Measurement>& measurements) {
+                          const std::vector<SetMeasurements>& sets) {
   std::ostringstream o;
-  o << "| ID | family | difficulty | split | reported | root cause | hops measured | first seen, s "
-       "(per hop, min–max of trials) | fewest calls | task id |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|\n";
-  int runnable = 0, measured = 0;
+  o << "| ID | family | difficulty | split | reported | root cause |";
+  for (const SetMeasurements& m : sets) {
+    o << " " << m.set << ": hops measured | " << m.set
+      << ": first seen, s (per hop, min–max of trials) |";
+  }
+  o << " fewest calls | task id |\n|---|---|---|---|---|---|";
+  for (size_t k = 0; k < sets.size(); ++k) o << "---|---|";
+  o << "---|---|\n";
+  int runnable = 0;
+  std::vector<int> measured(sets.size(), 0);
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario& s = scenarios[i];
-    const Measurement& m = measurements[i];
-    int ok = 0;
-    for (const HopResult& h : m.hops) ok += h.measured ? 1 : 0;
-    std::string hops = m.error.empty()
-                           ? std::to_string(ok) + "/" + std::to_string(s.causal_chain.size()) +
-                                 " (" + std::to_string(m.trials) + " trials)"
-                           : "no bundle";
-    std::string seen;
-    for (size_t h = 0; h < s.causal_chain.size(); ++h) {
-      seen += (h ? " → " : "") + (m.error.empty() ? Spread(m, h) : std::string("-"));
-    }
     if (s.status == "runnable") ++runnable;
-    if (m.AllMeasured()) ++measured;
-    if (!m.herrings.empty()) {
-      int shown = 0;
-      for (const HopResult& h : m.herrings) shown += h.measured ? 1 : 0;
-      hops += ", herring " + std::to_string(shown) + "/" + std::to_string(m.herrings.size());
-    }
-    std::optional<int> calls = MinimumCalls(s, m);
     o << "| " << s.id << " | " << s.family << " | " << s.difficulty
       << (s.status == "runnable" ? "" : " (" + s.status + ")") << " | "
       << (s.split.empty() ? "-" : s.split) << " | " << s.reported_node << " | " << s.RootCause()
-      << " | " << hops << " | " << seen << " | " << (calls ? std::to_string(*calls) : "-")
-      << " | " << s.TaskId() << " |\n";
+      << " |";
+    for (size_t k = 0; k < sets.size(); ++k) {
+      const Measurement& m = sets[k].measurements[i];
+      if (m.AllMeasured()) ++measured[k];
+      std::string seen;
+      for (size_t h = 0; h < s.causal_chain.size(); ++h) {
+        seen += (h ? " → " : "") + (m.error.empty() ? Spread(m, h) : std::string("-"));
+      }
+      o << " " << HopsMeasured(s, m) << " | " << seen << " |";
+    }
+    std::optional<int> calls;
+    if (!sets.empty()) calls = MinimumCalls(s, sets.front().measurements[i]);
+    o << " " << (calls ? std::to_string(*calls) : "-") << " | " << s.TaskId() << " |\n";
   }
-  o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable, " << measured
-    << " with every hop measured in its recorded bundle.\n";
+  o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable";
+  for (size_t k = 0; k < sets.size(); ++k) {
+    o << (k ? "; " : ", ") << measured[k] << " with every hop measured in its " << sets[k].set
+      << " bundle";
+  }
+  o << ".\n";
   return o.str();
 }
 
@@ -212,15 +231,19 @@ Json ExportView(const std::vector<Scenario>& scenarios,
 
 std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
                                   const std::string& where) {
-  int runnable = 0, undiagnosable = 0, multi = 0, herrings = 0, post_freeze = 0;
+  int runnable = 0, undiagnosable = 0, multi = 0;
+  // Red herrings and post-freeze count scenarios (files), not tasks: a variant is the same
+  // incident with other names, not another experiment.
+  std::set<std::string> herrings, post_freeze;
   std::set<std::string> families;
   for (const Scenario& s : scenarios) {
     if (s.status != "runnable") continue;
     ++runnable;
     undiagnosable += s.difficulty == "undiagnosable";
     multi += s.difficulty == "multi_layer";
-    herrings += s.red_herrings.empty() ? 0 : 1;
-    post_freeze += s.post_freeze.empty() ? 0 : 1;
+    const std::string& base = s.base_id.empty() ? s.id : s.base_id;
+    if (!s.red_herrings.empty()) herrings.insert(base);
+    if (!s.post_freeze.empty()) post_freeze.insert(base);
     families.insert(s.family);
   }
   std::vector<Problem> out;
@@ -228,12 +251,13 @@ std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
   if (runnable < kMinRunnable) {
     add(std::to_string(runnable) + " runnable tasks (at least " + std::to_string(kMinRunnable) + ")");
   }
-  if (herrings < kMinRedHerrings) {
-    add(std::to_string(herrings) + " runnable tasks with a red herring (at least " +
+  if (static_cast<int>(herrings.size()) < kMinRedHerrings) {
+    add(std::to_string(herrings.size()) + " runnable scenarios with a red herring (at least " +
         std::to_string(kMinRedHerrings) + ")");
   }
-  if (post_freeze < kMinPostFreeze) {
-    add(std::to_string(post_freeze) + " runnable tasks written after the graph's freeze (at least " +
+  if (static_cast<int>(post_freeze.size()) < kMinPostFreeze) {
+    add(std::to_string(post_freeze.size()) +
+        " runnable scenarios written after the graph's freeze (at least " +
         std::to_string(kMinPostFreeze) + ")");
   }
   if (undiagnosable < 3) add(std::to_string(undiagnosable) + " runnable undiagnosable (at least 3)");

@@ -53,13 +53,17 @@ done
 
 # --- fit-abstention: E's threshold from a D run on two scenarios of E's development split.
 # The scripted D answers db.mysql at 0.4: right on S02 (and its variant), wrong on S04; abstaining
-# is worse. The fit reads the 12 tasks of the development split (split: dev), answered or not.
+# is worse. The fit reads every task of the development split (split: dev), answered or not, so
+# its depth is the one right answer's credit over the dev tasks that rca-bench list counts.
 "$rca" run --config D --backend scripted --script "$script" --scenarios S02,S04-gpu-ecc-drain \
   --no-score --out "$tmp/fit" > /dev/null 2>&1 || fail "D on the development split exited $?"
 "$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" > "$tmp/fitted" || fail "fit-abstention exited $?"
-grep -q '^threshold  depth on the development split (12 scenarios)$' "$tmp/fitted" &&
-  grep -q '^0.400      0.083$' "$tmp/fitted" && grep -q '^1.000      ' "$tmp/fitted" &&
-  grep -q '^fitted threshold 0.000 (depth 0.083' "$tmp/fitted" || fail "fit-abstention: $(cat "$tmp/fitted")"
+ndev=$("$rca" list 2>/dev/null | grep -c '^| S[^|]* | [^|]* | [^|]* | dev |')
+dev_depth=$(awk -v n="$ndev" 'BEGIN { if (n > 0) printf "%.3f", 1 / n }')
+grep -q "^threshold  depth on the development split ($ndev scenarios)\$" "$tmp/fitted" &&
+  grep -q "^0.400      $dev_depth\$" "$tmp/fitted" && grep -q '^1.000      ' "$tmp/fitted" &&
+  grep -q "^fitted threshold 0.000 (depth $dev_depth" "$tmp/fitted" ||
+  fail "fit-abstention (dev tasks $ndev, want depth $dev_depth): $(cat "$tmp/fitted")"
 "$rca" fit-abstention "$tmp/fit/D-scripted-r1.jsonl" --config D > /dev/null 2>&1; rc=$?
 [[ $rc -eq 2 ]] || fail "fit-abstention against a configuration without abstention: rc $rc"
 
@@ -70,8 +74,8 @@ echo "$out" | grep 'depth'
 ticket=$(echo "$out" | sed -n 's/.*ticketonly-none-r1.jsonl: depth \([0-9.]*\).*/\1/p')
 [[ -n "$ticket" ]] || fail "no ticketonly score"
 # If ticketonly scored well, the tickets would leak their answers: keep it near the floor (the
-# best answer that reads nothing, printed on the same line). 36 tasks, 2026-12-01: 0.310 against
-# 0.196; the README names the tickets it gets right.
+# best answer that reads nothing, printed on the same line). The README gives today's figures and
+# names the tickets it gets right.
 floor=$(echo "$out" | sed -n 's/.*ticketonly-none-r1.jsonl: depth [0-9.]* over [0-9]* scenarios (floor \([0-9.]*\).*/\1/p')
 [[ -n "$floor" ]] || fail "no floor beside ticketonly's score"
 awk -v d="$ticket" -v f="$floor" 'BEGIN { exit !(d < f + 0.15) }' ||

@@ -65,8 +65,10 @@ control=$("$node" "$check" netlog "$tmp/control-net.json" | wc -l)
 read -r _ blue _ red _ grey _ black _ dark < <("$node" "$check" pixels "$tmp/shot.png" \
   '#1f77b4' '#d62728' '#6b6b6b' '#000000' '#08306b' | tr '\n' ' '; echo)
 echo "pixels: B bars $blue, C bars $red, reference $grey, black $black, darkest heat cell $dark"
-((blue > 1500)) || fail "B's bars are not in the screenshot ($blue pixels of #1f77b4)"
-((red > 1500)) || fail "C's bars are not in the screenshot ($red pixels of #d62728)"
+# The test data answers a few tasks, so B's and C's bars are their depth over the whole suite and
+# shrink as it grows: 1095 and 1007 pixels at 60 tasks (2026-12-02), none when a bar is missing.
+((blue > 500)) || fail "B's bars are not in the screenshot ($blue pixels of #1f77b4)"
+((red > 500)) || fail "C's bars are not in the screenshot ($red pixels of #d62728)"
 ((grey > 500)) || fail "the reference bar is not in the screenshot ($grey pixels of #6b6b6b)"
 ((black > 150)) || fail "the floor line and axes are not in the screenshot ($black black pixels)"
 ((dark > 1500)) || fail "the heat map is not in the screenshot ($dark pixels of #08306b)"

@@ -728,7 +728,9 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
       r.seconds = t;
       break;
     }
-    if (t > window_s) break;
+    // The scenario's own window when it is longer: its first hop is claimed by then (S37's
+    // refused database connections show at 26-46 s), and a pass comes as soon as it shows.
+    if (t > std::max(window_s, s.observe_s)) break;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   Status healed = HealScenario(lab, s, progress);

@@ -82,8 +82,9 @@ std::vector<size_t> DueHeals(const scenarios::Scenario& s, int window_s, double 
 
 // Clean state (Lab::WaitReady: for a busy lab, the profile's resting state, its background jobs
 // left alone), workload before the fault, the first hop's signals must not hold yet, inject,
-// poll them through a live back-end every second up to window_s (healing each fault at its
-// heal_at_s, DueHeals), heal. The daemon logs are read from where they stood when it started.
+// poll them through a live back-end every second up to window_s, or the scenario's observe_s when
+// longer (healing each fault at its heal_at_s, DueHeals), heal. The daemon logs are read from
+// where they stood when it started.
 SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
                           std::ostream& progress);
 
