@@ -135,12 +135,13 @@ int ListScenarios() {
   sc::Suite suite;
   int code = 0;
   if (!LoadScenarios({}, &suite, &code)) return code;
-  // The default set first (fewest calls is read from it), then the other for comparison.
-  const std::string first = sc::DefaultBundleSet();
-  const std::string second = first == sc::kBusySet ? sc::kCleanSet : sc::kBusySet;
-  std::cout << sc::ScenarioTable(suite.scenarios,
-                                 {{first, sc::MeasureSuite(suite.scenarios, first)},
-                                  {second, sc::MeasureSuite(suite.scenarios, second)}});
+  // Every set, the default first (fewest calls is read from it), the others for comparison.
+  std::vector<sc::SetMeasurements> sets = {
+      {sc::DefaultBundleSet(), sc::MeasureSuite(suite.scenarios, sc::DefaultBundleSet())}};
+  for (const std::string& set : sc::BundleSets()) {
+    if (set != sc::DefaultBundleSet()) sets.push_back({set, sc::MeasureSuite(suite.scenarios, set)});
+  }
+  std::cout << sc::ScenarioTable(suite.scenarios, sets);
   if (!suite.problems.empty()) {
     std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
     return 1;

@@ -41,6 +41,7 @@ run validate "$src/scenarios/testdata/broken"
 run validate /nonexistent/scenario.yaml
 one_line "validate a missing file"
 run list
+list_out=$out
 [[ $rc -eq 0 && "$out" == *"| S01-accounting-backend-stall | accounting_db | multi_layer |"*"| db.mysql | 3/3 (3 trials) |"* ]] && ok ||
   fail "list: rc $rc: ${out:0:300}"
 # The README's scenario table is what rca-bench list prints, byte for byte.
@@ -49,6 +50,7 @@ readme_table=$(sed -n '/^<!-- rca-bench list -->$/,/^<!-- end rca-bench list -->
 [[ -n "$readme_table" && "$readme_table" == "$out" ]] && ok ||
   fail "README's table differs from rca-bench list: $(diff <(printf '%s\n' "$readme_table") <(printf '%s\n' "$out") | head -5)"
 run baselines
+baselines_out=$out
 readme_bl=$(sed -n '/^<!-- rca-bench baselines -->$/,/^<!-- end rca-bench baselines -->$/p' "$src/README.md" |
   sed '1,2d' | sed '$d' | sed '$d')
 [[ $rc -eq 0 && "$out" == *"<- floor"* && "$out" == *"oracle"* && "$out" != *DEGENERATE* ]] && ok ||
@@ -63,12 +65,12 @@ sub=/tmp/rca_sc_sub.$$.jsonl
 printf '{"configuration": "t", "configuration_hash": "h", "model": "m", "suite_fingerprint": "%s", "date": "2026-11-30"}\n{"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.9}\n' "$fp" > "$sub"
 # One right answer (S01, a test-split task) out of every runnable task: depth 1/N over the suite,
 # 1/T on the test split, 0 on dev and post-freeze; the floor is the baselines' top row.
-n=$("$bin" list 2>/dev/null | sed -n 's/^[0-9]* scenarios, \([0-9]*\) runnable.*/\1/p')
-t=$("$bin" list 2>/dev/null | grep -c '^| S[^|]* | [^|]* | [^|]* | test |')
+n=$(printf '%s\n' "$list_out" | sed -n 's/^[0-9]* scenarios, \([0-9]*\) runnable.*/\1/p')
+t=$(printf '%s\n' "$list_out" | grep -c '^| S[^|]* | [^|]* | [^|]* | test |')
 all=$(awk -v n="$n" 'BEGIN { printf "%.3f", 1 / n }')
 test_depth=$(awk -v n="$t" 'BEGIN { printf "%.3f", 1 / n }')
-floor=$("$bin" baselines 2>/dev/null | sed -n 's/^\([0-9.]*\) .*<- floor$/\1/p')
-floor_name=$("$bin" baselines 2>/dev/null | sed -n 's/^[0-9.]*  *[0-9.-]*  *\([^ ]*\)  <- floor$/\1/p')
+floor=$(printf '%s\n' "$baselines_out" | sed -n 's/^\([0-9.]*\) .*<- floor$/\1/p')
+floor_name=$(printf '%s\n' "$baselines_out" | sed -n 's/^[0-9.]*  *[0-9.-]*  *\([^ ]*\)  <- floor$/\1/p')
 [[ "$n" -ge 36 && "$t" -ge 1 && -n "$floor" && -n "$floor_name" ]] && ok ||
   fail "counts from list and baselines: n '$n' t '$t' floor '$floor' '$floor_name'"
 run score "$sub"

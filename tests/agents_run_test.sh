@@ -52,8 +52,8 @@ for c in A B C D E; do
 done
 
 # --- fit-abstention: E's threshold from a D run on two scenarios of E's development split.
-# The scripted D answers db.mysql at 0.4: right on S02 (and its variant), wrong on S04; abstaining
-# is worse. The fit reads every task of the development split (split: dev), answered or not, so
+# The scripted D answers db.mysql at 0.4: right on S02, wrong on S04 (the bases; --scenarios
+# names bases, not variants); abstaining is worse. The fit reads every task of the development split (split: dev), answered or not, so
 # its depth is the one right answer's credit over the dev tasks that rca-bench list counts.
 "$rca" run --config D --backend scripted --script "$script" --scenarios S02,S04-gpu-ecc-drain \
   --no-score --out "$tmp/fit" > /dev/null 2>&1 || fail "D on the development split exited $?"
