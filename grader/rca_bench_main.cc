@@ -555,9 +555,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   add_profile(srecord, &rec.profile, &rec.seed);
   int window = 45;
-  LabOptions smoke_options;
-  smoke_options.dir = "/tmp/rca-bench-smoke";
-  smoke_options.port_base = 29800;
+  slurm_rca::live::SmokeSuiteOptions smoke_options;
+  smoke_options.lab.dir = "/tmp/rca-bench-smoke";
+  smoke_options.lab.port_base = 29800;
   CLI::App* smoke = app.add_subcommand(
       "smoke",
       "For each scenario, in a fresh private lab: check its first hop's signals do not hold yet, "
@@ -567,11 +567,18 @@ int main(int argc, char** argv) {
                     "Seconds to wait for the first hop (a scenario's observe_s when longer)")
       ->check(CLI::Range(5, 600))
       ->capture_default_str();
-  smoke->add_option("--dir", smoke_options.dir, "Lab directory")->capture_default_str();
-  smoke->add_option("--port-base", smoke_options.port_base, "Port base")
+  smoke->add_option("--dir", smoke_options.lab.dir,
+                    "Folder of the labs (one per slot: DIR/1, DIR/2, ...)")
+      ->capture_default_str();
+  smoke->add_option("--port-base", smoke_options.lab.port_base,
+                    "Port base of the first slot's lab (slot k: + 1000 k)")
       ->check(CLI::Range(1024, 60000))
       ->capture_default_str();
-  add_profile(smoke, &smoke_options.profile, &smoke_options.seed);
+  smoke->add_option("--jobs", smoke_options.jobs,
+                    "Scenarios smoked at once, each in a fresh lab of its own")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  add_profile(smoke, &smoke_options.lab.profile, &smoke_options.lab.seed);
 
   try {
     app.parse(argc, argv);
@@ -719,36 +726,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*smoke) {
-      // A fresh lab for each scenario, as for a recording: nothing another scenario left (a
-      // failed job in accounting, a log line) can pass for this one's evidence.
-      int missed = 0;
-      auto started = std::chrono::steady_clock::now();
-      for (const sc::Scenario* s : chosen) {
-        Lab lab(smoke_options);
-        std::ostringstream detail;
-        slurm_rca::live::SmokeResult r;
-        if (slurm_rca::live::Status st = lab.Up(detail); !st.ok()) {
-          r.status = st;
-        } else {
-          r = slurm_rca::live::SmokeScenario(lab, *s, window, detail);
-        }
-        if (slurm_rca::live::Status st = lab.Down(detail); !st.ok() && r.status.ok()) {
-          r.status = st;
-        }
-        bool ok = r.status.ok() && r.observed;
-        missed += !ok;
-        std::cout << (ok ? "ok    " : "FAIL  ") << std::left << std::setw(44) << s->id
-                  << (r.observed ? "hop 1 after " + std::to_string(static_cast<int>(r.seconds)) + " s"
-                                 : "hop 1 not seen in " + std::to_string(window) + " s")
-                  << (r.status.ok() ? "" : "; " + r.status.message()) << "\n";
-        if (!ok) std::cout << "      " << r.detail << "\n" << detail.str();
-        std::cout.flush();
-      }
-      double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cout << chosen.size() - missed << " of " << chosen.size()
-                << " scenarios showed their first hop through the live back-end ("
-                << static_cast<int>(took) << " s)\n";
-      return missed == 0 ? 0 : 1;
+      smoke_options.window_s = window;
+      return slurm_rca::live::SmokeSuite(chosen, smoke_options, std::cout) == 0 ? 0 : 1;
     }
     Lab lab(options);
     if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");

@@ -33,4 +33,5 @@ nodes=$(SLURM_CONF=$dir/etc/slurm.conf sinfo -h -o %T | sort -u | tr '\n' ' ')
 "$bin" cluster down --dir "$dir" >/dev/null || fail "cluster down"
 trap - EXIT
 [[ $fails -eq 0 ]] || exit 1
-exec "$bin" smoke --dir "/tmp/rca-smoke-$$" --port-base 27800 --window 45
+# Three scenarios at once, each in a fresh lab of its own (ports 27800, 28800, 29800).
+exec "$bin" smoke --dir "/tmp/rca-smoke-$$" --port-base 27800 --window 45 --jobs 3

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -736,6 +737,106 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
   Status healed = HealScenario(lab, s, progress);
   if (!healed.ok()) r.status = healed;
   return r;
+}
+
+namespace {
+
+// One scenario in a fresh lab: Up, SmokeScenario, Down. Writes its result line (and, when it
+// failed, the detail and the lab's progress) to out; returns whether it passed.
+bool SmokeInFreshLab(const sc::Scenario& s, const LabOptions& options, int window_s,
+                     std::ostream& out) {
+  Lab lab(options);
+  std::ostringstream detail;
+  SmokeResult r;
+  if (Status st = lab.Up(detail); !st.ok()) {
+    r.status = st;
+  } else {
+    r = SmokeScenario(lab, s, window_s, detail);
+  }
+  if (Status st = lab.Down(detail); !st.ok() && r.status.ok()) r.status = st;
+  bool ok = r.status.ok() && r.observed;
+  std::ostringstream line;
+  line << (ok ? "ok    " : "FAIL  ") << std::left << std::setw(44) << s.id << " "
+       << (r.observed ? "hop 1 after " + std::to_string(static_cast<int>(r.seconds)) + " s"
+                      : "hop 1 not seen in " + std::to_string(std::max(window_s, s.observe_s)) +
+                            " s")
+       << (r.status.ok() ? "" : "; " + r.status.message()) << "\n";
+  if (!ok) line << "      " << r.detail << "\n" << detail.str();
+  out << line.str();
+  out.flush();
+  return ok;
+}
+
+}  // namespace
+
+int SmokeSuite(const std::vector<const sc::Scenario*>& scenarios, const SmokeSuiteOptions& o,
+               std::ostream& out) {
+  auto started = Clock::now();
+  int jobs = std::max(1, o.jobs);
+  std::error_code ec;
+  fs::create_directories(o.lab.dir, ec);
+  if (ec) {
+    out << "FAIL  cannot create " << o.lab.dir << ": " << ec.message() << "\n";
+    return static_cast<int>(scenarios.size());
+  }
+  auto slot_options = [&](int slot) {
+    LabOptions lab = o.lab;
+    lab.dir = (fs::path(o.lab.dir) / std::to_string(slot + 1)).string();
+    lab.port_base = o.lab.port_base + 1000 * slot;
+    return lab;
+  };
+  int missed = 0;
+  if (jobs == 1) {
+    for (const sc::Scenario* s : scenarios) missed += !SmokeInFreshLab(*s, slot_options(0), o.window_s, out);
+  } else {
+    // Each scenario in a child process with the lab of a free slot; its output goes to a file
+    // that is printed whole when it ends, so that lines of scenarios running at once never mix.
+    std::map<pid_t, std::pair<int, fs::path>> running;  // pid -> slot, log
+    std::vector<bool> busy(static_cast<size_t>(jobs), false);
+    auto reap_one = [&] {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, 0);
+      if (pid <= 0) return;
+      auto it = running.find(pid);
+      if (it == running.end()) return;
+      bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      std::ifstream in(it->second.second);
+      std::stringstream text;
+      text << in.rdbuf();
+      out << text.str();
+      if (text.str().empty()) out << "FAIL  " << it->second.second.stem().string() << " (its child ended with status " << status << " and wrote nothing)\n";
+      out.flush();
+      missed += !ok;
+      busy[static_cast<size_t>(it->second.first)] = false;
+      running.erase(it);
+    };
+    out.flush();
+    for (const sc::Scenario* s : scenarios) {
+      while (static_cast<int>(running.size()) >= jobs) reap_one();
+      int slot = static_cast<int>(std::find(busy.begin(), busy.end(), false) - busy.begin());
+      fs::path log = fs::path(o.lab.dir) / (s->TaskId() + ".log");
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        std::ofstream file(log);
+        bool ok = SmokeInFreshLab(*s, slot_options(slot), o.window_s, file);
+        file.flush();
+        ::_exit(ok ? 0 : 1);
+      }
+      if (pid < 0) {
+        out << "FAIL  " << s->id << ": fork failed\n";
+        ++missed;
+        continue;
+      }
+      busy[static_cast<size_t>(slot)] = true;
+      running[pid] = {slot, log};
+    }
+    while (!running.empty()) reap_one();
+  }
+  double took = std::chrono::duration<double>(Clock::now() - started).count();
+  out << scenarios.size() - static_cast<size_t>(missed) << " of " << scenarios.size()
+      << " scenarios showed their first hop through the live back-end (" << static_cast<int>(took)
+      << " s, " << jobs << " at once)\n";
+  return missed;
 }
 
 }  // namespace slurm_rca::live

@@ -88,6 +88,19 @@ std::vector<size_t> DueHeals(const scenarios::Scenario& s, int window_s, double 
 SmokeResult SmokeScenario(Lab& lab, const scenarios::Scenario& s, int window_s,
                           std::ostream& progress);
 
+struct SmokeSuiteOptions {
+  LabOptions lab;      // dir: a folder that holds one lab per slot (DIR/1, DIR/2, ...)
+  int window_s = 45;
+  int jobs = 1;        // scenarios smoked at once, each in its own fresh lab; slot k (from 0)
+                       // uses port base lab.port_base + 1000 * k
+};
+// SmokeScenario for each scenario in a fresh lab of its own (nothing another scenario left, a
+// failed job in accounting or a log line, can pass for this one's evidence), up to `jobs` at
+// once in child processes. Prints one line per scenario as it finishes (its detail and the lab's
+// progress when it failed) and a summary; returns how many failed.
+int SmokeSuite(const std::vector<const scenarios::Scenario*>& scenarios,
+               const SmokeSuiteOptions& options, std::ostream& out);
+
 }  // namespace slurm_rca::live
 
 #endif  // SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
