@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: record all deps configure build fuzz-build fuzz test test-asan test-tsan test-sanitize demo bench bench-live capture clean help
+.PHONY: record all deps configure build fuzz-build fuzz test test-releases test-asan test-tsan test-sanitize demo bench bench-live capture clean help
 .PHONY: soak
 
 all: build
@@ -16,6 +16,7 @@ all: build
 help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
+	@echo "make test-releases  as root: the live tests on each Slurm release built by scripts/build-slurm.sh (make test runs all but mcp_faults_live on them)"
 	@echo "make test-sanitize  (run by .ci/run after make test) test-asan, then test-tsan:"
 	@echo "            test-asan: every test again, built with AddressSanitizer + UBSan into $(ASAN_BUILD)"
 	@echo "            test-tsan: the concurrent parts (label concurrent) with ThreadSanitizer into $(TSAN_BUILD)"
@@ -54,7 +55,12 @@ fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS) -L fuzz
 
 test: build fuzz-build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE release-extended
+
+# Every live entry on the Slurm releases built into the cache (scripts/build-slurm.sh), the
+# extended ones (mcp_faults_live@RELEASE) included; `make test` runs all but those.
+test-releases: build
+	ctest --test-dir $(BUILD) --output-on-failure -L 'live-[0-9]'
 
 test-asan: deps
 	scripts/sanitize.sh asan $(ASAN_BUILD) $(JOBS)

@@ -95,6 +95,7 @@ class LiveSession : public agents::Session {
     lo.port_base = o.port_base;
     lo.profile = o.profile;
     lo.seed = o.seed;
+    lo.slurm_prefix = o.slurm_prefix;
     session->lab_ = std::make_unique<live::Lab>(lo);
     std::ostringstream progress;
     if (auto st = session->lab_->Up(progress); !st.ok()) {

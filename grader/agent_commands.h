@@ -33,6 +33,7 @@ struct RunCommandOptions {
   std::string lab_dir = "/tmp/rca-bench-run";  // live
   std::string profile = "clean";     // live: the lab's background, clean or busy
   std::uint64_t seed = 1;            // live: the busy profile's seed
+  std::string slurm_prefix;          // live: a built Slurm release (scripts/build-slurm.sh); "": Debian's
 };
 int RunCommand(const RunCommandOptions& o, const std::vector<scenarios::Scenario>& suite);
 

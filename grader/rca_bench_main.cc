@@ -265,6 +265,13 @@ int main(int argc, char** argv) {
                   "Seed of the busy profile: the same seed, the same users, jobs and timings")
         ->capture_default_str();
   };
+  auto add_slurm = [](CLI::App* c, std::string* prefix) {
+    c->add_option("--slurm", *prefix,
+                  "A Slurm release built by scripts/build-slurm.sh (its prefix, e.g. "
+                  "~/.cache/slurm-rca/slurm-25.11.4): the lab runs its daemons and clients "
+                  "instead of Debian's 22.05")
+        ->check(CLI::ExistingDirectory);
+  };
   auto add_dir = [&](CLI::App* c) {
     c->add_option("--dir", options.dir, "Lab directory (env SLURM_RCA_LAB_DIR)")
         ->capture_default_str();
@@ -283,6 +290,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1024, 65000))
       ->capture_default_str();
   add_profile(up, &options.profile, &options.seed);
+  add_slurm(up, &options.slurm_prefix);
   CLI::App* down = cluster->add_subcommand(
       "down", "Stop every daemon of the lab by PID, heal its faults, remove the lab directory");
   add_dir(down);
@@ -298,7 +306,9 @@ int main(int argc, char** argv) {
       "Bring up a private lab (port base 21800) in a known state, record what Slurm prints for "
       "every read the guard corpus allows, tear it down");
   capture->add_option("--out", capture_options.out_dir,
-                      "Fixture directory (default: the source tree's fixtures/slurm-22.05)");
+                      "Fixture directory (default: the source tree's fixtures/slurm-MAJOR.MINOR of "
+                      "the release that answers, e.g. fixtures/slurm-22.05)");
+  add_slurm(capture, &capture_options.slurm_prefix);
   capture->add_option("--port-base", capture_options.port_base,
                       "Ports of the private lab: base+6, +17, +19, +201.. (keep below 32768)")
       ->capture_default_str()
@@ -317,6 +327,7 @@ int main(int argc, char** argv) {
   record->add_option("--fault", record_options.fault, "The fault (rca-bench fault list)")
       ->capture_default_str();
   add_profile(record, &record_options.profile, &record_options.seed);
+  add_slurm(record, &record_options.slurm_prefix);
 
   CLI::App* fault = app.add_subcommand("fault", "Inject and heal faults in the live lab");
   fault->require_subcommand(1);
@@ -472,6 +483,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--lab-dir", run_options.lab_dir, "Live: the lab's directory")
       ->capture_default_str();
   add_profile(run_cmd, &run_options.profile, &run_options.seed);
+  // --slurm is taken here (the array script), so the lab's release is --lab-slurm.
+  run_cmd->add_option("--lab-slurm", run_options.slurm_prefix,
+                      "--mode live: a Slurm release built by scripts/build-slurm.sh (its prefix) "
+                      "for the lab, instead of Debian's 22.05")
+      ->check(CLI::ExistingDirectory);
 
   slurm_rca::grader::DiagnoseOptions diag;
   CLI::App* diagnose = app.add_subcommand(
@@ -554,6 +570,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 120.0))
       ->capture_default_str();
   add_profile(srecord, &rec.profile, &rec.seed);
+  add_slurm(srecord, &rec.slurm_prefix);
   int window = 45;
   slurm_rca::live::SmokeSuiteOptions smoke_options;
   smoke_options.lab.dir = "/tmp/rca-bench-smoke";
@@ -579,6 +596,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
   add_profile(smoke, &smoke_options.lab.profile, &smoke_options.lab.seed);
+  add_slurm(smoke, &smoke_options.lab.slurm_prefix);
 
   try {
     app.parse(argc, argv);
@@ -800,6 +818,8 @@ int main(int argc, char** argv) {
     j["faults"] = slurm_rca::live::ActiveFaults(lab);
     j["slurm_conf"] = lab.SlurmConf();
     j["profile"] = lab.options().profile;
+    j["slurm_prefix"] = lab.options().slurm_prefix;
+    j["slurm_version"] = lab.SlurmVersion();
     j["seed"] = lab.options().seed;
     if (json) {
       std::cout << j.dump() << "\n";
@@ -809,6 +829,11 @@ int main(int argc, char** argv) {
                 << (lab.options().profile == "busy"
                         ? ", seed " + std::to_string(lab.options().seed)
                         : std::string())
+                << "\n  " << (j["slurm_version"].get<std::string>().empty()
+                                  ? "Slurm version unknown (sinfo -V did not answer)"
+                                  : j["slurm_version"].get<std::string>())
+                << (lab.options().slurm_prefix.empty() ? " (Debian's packages)"
+                                                       : " from " + lab.options().slurm_prefix)
                 << "\n";
       for (const auto& d : daemons) {
         std::cout << "  " << std::left << std::setw(14) << d.name << std::setw(9)

@@ -32,6 +32,7 @@
 #include "scenarios/live/lab.h"
 #include "scenarios/live/mcp_child.h"
 #include "scenarios/live/runner.h"
+#include "tests/live_release.h"
 #include "tests/live_workload.h"
 
 #ifndef SLURM_MCP_BINARY
@@ -194,12 +195,14 @@ std::vector<std::string> ProcessesUnder(const std::string& dir) {
 
 TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
+  if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
   const std::string binary = SLURM_MCP_BINARY;
   ASSERT_TRUE(fs::exists(binary)) << binary;
   const auto test_start = Clock::now();
   char dir[] = "/tmp/rca-mcpfaults-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
-  live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = kPortBase});
+  live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = kPortBase,
+                                 .slurm_prefix = testing_live::SlurmPrefix()});
   std::vector<live::ProcessId> started;  // every daemon and child this test started
   auto track = [&] {
     for (const std::string& name : lab.DaemonNames()) {

@@ -12,6 +12,7 @@
 #include "mcp/tools.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
+#include "tests/live_release.h"
 #include "tests/live_workload.h"
 
 namespace slurm_rca {
@@ -28,9 +29,11 @@ class NoContext : public mcp::ToolContext {
 
 TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
+  if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
   char dir[] = "/tmp/rca-mcplive-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
-  live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = 28800});
+  live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = 28800,
+                                 .slurm_prefix = testing_live::SlurmPrefix()});
   struct Down {
     live::Lab& lab;
     ~Down() { lab.Down(std::cout); }
@@ -40,7 +43,8 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
   ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 
   mcp::LiveOptions o;
-  o.executor.trusted_dirs = {"/usr/bin", "/usr/sbin", lab.Path("nodes/node2/bin")};
+  o.executor.trusted_dirs = lab.SlurmDirs();
+  o.executor.trusted_dirs.push_back(lab.Path("nodes/node2/bin"));
   o.executor.slurm_conf = lab.SlurmConf();
   o.executor.timeout = std::chrono::seconds(5);
   o.clusters = {"rca"};

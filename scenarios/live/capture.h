@@ -47,6 +47,9 @@ struct CaptureOptions {
   int nodes = 4;
   // Where the lab lives; empty: a fresh mkdtemp directory /tmp/rca-capture-XXXXXX.
   std::string lab_dir;
+  // A built Slurm release to capture (LabOptions::slurm_prefix); empty: Debian's. The default
+  // out_dir is then fixtures/slurm-MAJOR.MINOR of the version the lab reports.
+  std::string slurm_prefix;
 };
 
 // One argv to capture, and why.

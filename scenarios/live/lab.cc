@@ -201,7 +201,27 @@ Lab::Lab(LabOptions options) : options_(std::move(options)) {
     if (key == "cluster") in >> options_.cluster;
     if (key == "profile") in >> options_.profile;
     if (key == "seed") in >> options_.seed;
+    if (key == "slurm_prefix") in >> options_.slurm_prefix;
   }
+  while (options_.slurm_prefix.size() > 1 && options_.slurm_prefix.back() == '/') {
+    options_.slurm_prefix.pop_back();
+  }
+}
+
+std::vector<std::string> Lab::SlurmDirs() const {
+  std::vector<std::string> dirs;
+  if (!options_.slurm_prefix.empty()) {
+    dirs = {options_.slurm_prefix + "/bin", options_.slurm_prefix + "/sbin"};
+  }
+  dirs.insert(dirs.end(), options_.program_dirs.begin(), options_.program_dirs.end());
+  return dirs;
+}
+
+std::string Lab::SlurmVersion() const {
+  ToolResult r = Client({"sinfo", "-V"}, std::chrono::seconds(5));
+  std::string v = r.out;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return r.ok() ? v : "";
 }
 
 const std::vector<std::string>& LabProfiles() {
@@ -224,11 +244,16 @@ std::vector<std::string> Lab::GpuNodeNames() const {
 }
 
 std::string Lab::Program(const std::string& name) const {
-  return FindProgram(name, options_.program_dirs);
+  return FindProgram(name, SlurmDirs());
 }
 
 std::vector<std::string> Lab::ClientEnv() const {
   std::vector<std::string> env = kBaseEnv;
+  if (!options_.slurm_prefix.empty()) {
+    // Batch jobs inherit it: their srun and scontrol are the release's too.
+    env[0] = "PATH=" + options_.slurm_prefix + "/bin:" + options_.slurm_prefix + "/sbin:" +
+             env[0].substr(5);
+  }
   env.push_back("SLURM_CONF=" + SlurmConf());
   return env;
 }
@@ -266,6 +291,22 @@ Status Lab::CheckPackages() const {
       {"mariadb-admin", "mariadb-client"},      {"slurmdbd", "slurmdbd"},
       {"slurmctld", "slurmctld"},   {"slurmd", "slurmd"},        {"sinfo", "slurm-client"},
       {"sacctmgr", "slurm-client"}, {"scontrol", "slurm-client"}};
+  if (const std::string& prefix = options_.slurm_prefix; !prefix.empty()) {
+    // A built release runs whole or not at all: a daemon or client of Debian's in its place
+    // would mix releases without a word.
+    if (prefix.find_first_of(" \t\n") != std::string::npos || prefix.front() != '/') {
+      return Status::Error("--slurm " + prefix + ": an absolute path without spaces, please");
+    }
+    std::string lacking;
+    for (const char* program : {"slurmctld", "slurmd", "slurmdbd", "slurmstepd", "sinfo", "squeue",
+                                "sacct", "sacctmgr", "scontrol", "sbatch", "scancel", "sdiag"}) {
+      if (Program(program).rfind(prefix + "/", 0) != 0) lacking += std::string(" ") + program;
+    }
+    if (!lacking.empty()) {
+      return Status::Error("--slurm " + prefix + " lacks" + lacking +
+                           " (build it with scripts/build-slurm.sh TARBALL)");
+    }
+  }
   std::vector<std::string> missing;
   for (const auto& [program, package] : needed) {
     if (Program(program).empty() &&
@@ -306,7 +347,12 @@ Status Lab::WriteConfig() const {
   }
   fs::permissions(Path("munge"), fs::perms::owner_all, ec);
   fs::permissions(Path("run"), fs::perms(0755), ec);
-  for (const std::string& n : NodeNames()) fs::create_directories(Path("nodes/" + n + "/bin"), ec);
+  for (const std::string& n : NodeNames()) {
+    fs::create_directories(Path("nodes/" + n + "/bin"), ec);
+    // 22.05's slurmd makes its SlurmdSpoolDir; 25.11's opens its domain socket there first and
+    // logs "Domain socket directory ...: No such file or directory" when it is missing.
+    fs::create_directories(Path("spool/" + n), ec);
+  }
 
   int n = options_.nodes;
   int gpus = static_cast<int>(GpuNodeNames().size());
@@ -327,7 +373,14 @@ Status Lab::WriteConfig() const {
                                              {"CTLD_PORT", std::to_string(CtldPort())},
                                              {"DBD_PORT", std::to_string(DbdPort())},
                                              {"DB_PORT", std::to_string(DbPort())},
-                                             {"NODES", nodes}};
+                                             {"NODES", nodes},
+                                             // The health check's sinfo and scontrol: the lab's
+                                             // release (a 22.05 client cannot talk to a 25.11
+                                             // controller).
+                                             {"SLURM_PATH", options_.slurm_prefix.empty()
+                                                                ? "/usr/bin:/bin"
+                                                                : options_.slurm_prefix +
+                                                                      "/bin:/usr/bin:/bin"}};
   struct Out {
     const char* tmpl;
     const char* path;
@@ -365,6 +418,7 @@ Status Lab::WriteConfig() const {
                      std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
                      "\nprofile " + options_.profile + "\nseed " +
                      std::to_string(options_.seed) + "\n";
+  if (!options_.slurm_prefix.empty()) conf += "slurm_prefix " + options_.slurm_prefix + "\n";
   if (!WriteFile(Path("lab.conf"), conf, fs::perms(0644))) {
     return Status::Error("cannot write " + Path("lab.conf"));
   }
@@ -661,8 +715,9 @@ Status Lab::Up(std::ostream& progress) {
            << (profile == "busy" ? " nodes (busy profile, seed " + std::to_string(options_.seed) +
                                        ": background jobs, " + "a node drained for maintenance)"
                                  : " nodes idle")
-           << ", accounting answers\n"
-           << "point Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
+           << ", accounting answers; " << SlurmVersion()
+           << (options_.slurm_prefix.empty() ? " (Debian's)" : " from " + options_.slurm_prefix)
+           << "\npoint Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
   return {};
 }
 

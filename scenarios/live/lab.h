@@ -58,6 +58,10 @@ struct LabOptions {
   std::string templates;
   // Where the Debian packages put the daemons and clients.
   std::vector<std::string> program_dirs = {"/usr/sbin", "/usr/bin"};
+  // A Slurm release built by scripts/build-slurm.sh (PREFIX/sbin, PREFIX/bin): its daemons and
+  // clients run the lab instead of Debian's, every one of them from PREFIX (munged and MariaDB
+  // stay Debian's). Empty: Debian's Slurm.
+  std::string slurm_prefix;
   // How long Up() waits for each daemon to answer.
   std::chrono::seconds start_timeout{60};
   // The background Up() puts on the lab once it is ready: "clean" (idle nodes, an empty queue)
@@ -119,6 +123,11 @@ class Lab {
   std::vector<std::string> NodeNames() const;
   std::vector<std::string> GpuNodeNames() const;
   std::string Program(const std::string& name) const;  // absolute path, or ""
+  // The directories Slurm's clients come from: PREFIX/bin, PREFIX/sbin first when the lab runs a
+  // built release, then program_dirs.
+  std::vector<std::string> SlurmDirs() const;
+  // What `sinfo -V` prints, e.g. "slurm 25.11.4"; "" when it cannot be run.
+  std::string SlurmVersion() const;
 
  private:
   Status CheckPackages() const;

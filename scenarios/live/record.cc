@@ -82,7 +82,8 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   char tmpl[] = "/tmp/rca-record-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return Status::Error("mkdtemp failed");
   Lab lab(LabOptions{.dir = tmpl, .nodes = 4, .port_base = options.port_base,
-                     .profile = options.profile, .seed = options.seed});
+                     .slurm_prefix = options.slurm_prefix, .profile = options.profile,
+                     .seed = options.seed});
   struct Down {
     Lab& lab;
     std::ostream& progress;

@@ -26,6 +26,7 @@ struct RecordOptions {
   double read_timeout_seconds = 5;  // the live back-end's executor timeout
   std::string profile = "clean";    // the lab's background: clean or busy (LabOptions::profile)
   std::uint64_t seed = 1;           // the busy profile's seed
+  std::string slurm_prefix;         // a built Slurm release (LabOptions::slurm_prefix); "": Debian's
 };
 
 Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);

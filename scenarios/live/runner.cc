@@ -59,7 +59,9 @@ std::string HostNode(const sc::Scenario& s) {
 
 mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double timeout_s) {
   mcp::LiveOptions live;
-  live.executor.trusted_dirs = {lab.Path("nodes/" + host + "/bin"), "/usr/bin", "/usr/sbin"};
+  // The node's own bin (its nvidia-smi), then the lab's Slurm clients (a built release's first).
+  live.executor.trusted_dirs = {lab.Path("nodes/" + host + "/bin")};
+  for (const std::string& d : lab.SlurmDirs()) live.executor.trusted_dirs.push_back(d);
   live.executor.slurm_conf = lab.SlurmConf();
   live.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   live.clusters = {lab.options().cluster};
@@ -281,7 +283,7 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                    const ScenarioRecordOptions& o, const fs::path& bundle,
                    std::ostream& progress) {
   const double timeout_s = o.read_timeout_seconds;
-  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base, .profile = o.profile,
+  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base, .slurm_prefix = o.slurm_prefix, .profile = o.profile,
                      .seed = o.seed});
   struct Down {
     Lab& lab;

@@ -60,6 +60,7 @@ struct ScenarioRecordOptions {
   bool reuse_trials = false;
   std::string profile = "clean";  // each trial's lab: clean or busy (LabOptions::profile)
   std::uint64_t seed = 1;         // the busy profile's seed, the same in every trial
+  std::string slurm_prefix;       // a built Slurm release (LabOptions::slurm_prefix); "": Debian's
 };
 
 // The offsets at which the recorder snapshots (the baseline at -1 is taken before the fault).
