@@ -324,7 +324,10 @@ std::vector<Topic> BuildTopics() {
                   {"BatchHost", "node running the batch script"},
                   {"NumNodes", "node count"},
                   {"NumCPUs", "CPU count"},
-                  {"TRES", "trackable resources allocated or requested"},
+                  {"TRES", "trackable resources allocated or requested (22.05)"},
+                  // 25.11 prints these two where 22.05 printed TRES (fixtures/slurm-25.11).
+                  {"ReqTRES", "trackable resources requested (25.11 and later)"},
+                  {"AllocTRES", "trackable resources allocated (25.11 and later)"},
                   {"Features", "required node features"},
                   {"WorkDir", "working directory"},
                   {"StdOut", "standard output path"},
