@@ -61,7 +61,8 @@ control=$("$node" "$check" netlog "$tmp/control-net.json" | wc -l)
 [[ "$control" -eq 2 ]] || fail "the net-log check saw $control of the control page's 2 requests"
 
 # Colours: B's bars (#1f77b4), C's (#d62728), the reference's grey (#6b6b6b), the floor line and
-# axes (#000000), the heat map's darkest cell (#08306b: C on fabric, depth 1).
+# axes (#000000), the heat map's darkest cell (#08306b: C on fabric, depth 1: both fabric tasks,
+# S07 and S07@node1, answered unknown).
 read -r _ blue _ red _ grey _ black _ dark < <("$node" "$check" pixels "$tmp/shot.png" \
   '#1f77b4' '#d62728' '#6b6b6b' '#000000' '#08306b' | tr '\n' ' '; echo)
 echo "pixels: B bars $blue, C bars $red, reference $grey, black $black, darkest heat cell $dark"
