@@ -42,6 +42,7 @@ job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]
 "$bin" fault inject db-freeze --dir "$dir" >/dev/null || { echo "inject db-freeze failed"; exit 1; }
 echo "t+$(now)s db-freeze injected (agent queue $(agent_queue))"
 jobs=()
+completed=0
 max_queue=0
 sacct_lines=()
 for ((m = 0; m < minutes; m++)); do
@@ -56,6 +57,8 @@ for ((m = 0; m < minutes; m++)); do
   (( ${q:-0} > max_queue )) && max_queue=${q:-0}
   prev=none
   (( ${#jobs[@]} > 1 )) && prev=${jobs[${#jobs[@]}-2]}
+  # Read here, a minute after its submission: slurmctld forgets a finished job after MinJobAge.
+  [[ $(job_state "$prev") == COMPLETED ]] && completed=$((completed + 1))
   line="t+$(now)s submitted $id; previous job $prev $(job_state "$prev"); sacct rc $rc after $took s: ${first:-<empty>}; agent queue ${q:-?}"
   echo "$line"
   sacct_lines+=("rc=$rc took=$took")
@@ -70,11 +73,11 @@ for ((i = 0; i < 300; i += 5)); do
   if [[ "${q:-1}" == 0 ]]; then flushed=$(( $(now) - healed )); break; fi
   sleep 5
 done
-ran=0
-for id in "${jobs[@]}"; do [[ $(job_state "$id") == COMPLETED ]] && ran=$((ran + 1)); done
+sleep 5
+[[ $(job_state "${jobs[${#jobs[@]}-1]}") == COMPLETED ]] && completed=$((completed + 1))
 in_sacct=$(sacct -n -X -j "$(IFS=,; echo "${jobs[*]}")" -o jobid 2>/dev/null | grep -c .)
 echo "== db-freeze summary ($version, $minutes min):"
-echo "  scheduling continued: $ran of ${#jobs[@]} jobs submitted during the stall COMPLETED"
+echo "  scheduling continued: $completed of ${#jobs[@]} jobs submitted during the stall COMPLETED (each read a minute after it was submitted)"
 echo "  sacct during the stall: ${sacct_lines[*]}"
 echo "  DBD agent queue: at most $max_queue during the stall; empty ${flushed:-not within 300} s after the heal"
 echo "  jobs of the stall in sacct after the flush: $in_sacct of ${#jobs[@]}"
