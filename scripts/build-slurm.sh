@@ -8,8 +8,8 @@
 #   --jobs    make -j (default: nproc)
 # Prints the prefix on its last line (PREFIX=...). Instant when the prefix is complete (it holds
 # .slurm-rca-complete, written last, naming the archive's SHA-256). The build runs at the lowest
-# CPU priority. Installs the Debian build dependencies when run as root (as scripts/deps.sh does),
-# else says which are missing. Fails when a plugin the lab needs was not built: without
+# CPU priority. Installs the Debian build dependencies when run as root (scripts/deps.sh with
+# their names), else says which are missing. Fails when a plugin the lab needs was not built: without
 # libmariadb-dev-compat (mysql_config) configure succeeds but builds no MySQL accounting plugin.
 set -euo pipefail
 
@@ -71,21 +71,7 @@ fi
 build_deps=(build-essential libmunge-dev libmariadb-dev libmariadb-dev-compat libjson-c-dev
             libyaml-dev libjwt-dev libhttp-parser-dev liblz4-dev libhwloc-dev libpam0g-dev
             libreadline-dev libdbus-1-dev libnuma-dev munge mariadb-server)
-missing=()
-for p in "${build_deps[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "build-slurm: missing Debian packages; as root: apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "build-slurm: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/deps.sh" "${build_deps[@]}"
 
 start=$(date +%s)
 work="$cache/build-slurm-$version"

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, or says exactly how to.
-# Usage: scripts/deps.sh [--check]
+# Usage: scripts/deps.sh [--check] [PACKAGE...]
 #   --check  only report what is missing (exit 1 if anything is)
+#   PACKAGE  these packages instead of the build's (scripts/build-slurm.sh passes Slurm's
+#            build dependencies)
 set -euo pipefail
 
+check=
+if [[ "${1:-}" == "--check" ]]; then check=1; shift; fi
 packages=(
   cmake make g++ pkg-config ccache
   nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev libssl-dev
@@ -16,6 +20,7 @@ packages=(
   chromium
 )
 
+[[ $# -gt 0 ]] && packages=("$@")
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -24,14 +29,14 @@ done
 
 # The MCP peer tests run the official TypeScript SDK and conformance suite from npm: any Node.js
 # with npm will do (the conformance suite brings its own Node 22 from npm).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+if [[ $# -eq 0 ]] && ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   missing+=(nodejs npm)
 fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
-if [[ "${1:-}" == "--check" ]]; then
+if [[ -n "$check" ]]; then
   echo "missing Debian packages: ${missing[*]}" >&2
   exit 1
 fi
