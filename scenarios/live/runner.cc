@@ -34,6 +34,16 @@ namespace sc = scenarios;
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
+// Waits for any child to end: its pid and exit code (128 + signal when killed); pid <= 0 when
+// there is none.
+std::pair<pid_t, int> WaitAnyChild() {
+  int status = 0;
+  pid_t pid = ::waitpid(-1, &status, 0);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                               : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return {pid, code};
+}
+
 std::string Fixed(double v, int digits = 1) {
   std::ostringstream s;
   s.setf(std::ios::fixed);
@@ -506,13 +516,10 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   std::vector<int> exit_status(o.trials, -1);
   int started = 0;
   auto reap_one = [&] {
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid <= 0) return;
+    auto [pid, code] = WaitAnyChild();
     auto it = running.find(pid);
-    if (it == running.end()) return;
-    exit_status[it->second] =
-        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (pid <= 0 || it == running.end()) return;
+    exit_status[it->second] = code;
     progress << "  trial " << it->second + 1 << " of " << s.id << ": "
              << (exit_status[it->second] == 0 ? "recorded" : "FAILED") << "\n";
     running.erase(it);
@@ -796,17 +803,15 @@ int SmokeSuite(const std::vector<const sc::Scenario*>& scenarios, const SmokeSui
     std::map<pid_t, std::pair<int, fs::path>> running;  // pid -> slot, log
     std::vector<bool> busy(static_cast<size_t>(jobs), false);
     auto reap_one = [&] {
-      int status = 0;
-      pid_t pid = ::waitpid(-1, &status, 0);
-      if (pid <= 0) return;
+      auto [pid, code] = WaitAnyChild();
       auto it = running.find(pid);
-      if (it == running.end()) return;
-      bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (pid <= 0 || it == running.end()) return;
+      bool ok = code == 0;
       std::ifstream in(it->second.second);
       std::stringstream text;
       text << in.rdbuf();
       out << text.str();
-      if (text.str().empty()) out << "FAIL  " << it->second.second.stem().string() << " (its child ended with status " << status << " and wrote nothing)\n";
+      if (text.str().empty()) out << "FAIL  " << it->second.second.stem().string() << " (its child ended with code " << code << " and wrote nothing)\n";
       out.flush();
       missed += !ok;
       busy[static_cast<size_t>(it->second.first)] = false;
