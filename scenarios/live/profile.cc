@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -267,6 +268,20 @@ std::string StateOf(const Lab& lab, const std::string& id) {
 }
 
 }  // namespace
+
+std::optional<std::string> ClosedToOthers(const std::string& file) {
+  for (fs::path p = fs::path(file).parent_path(); !p.empty() && p != p.root_path();
+       p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      std::ostringstream mode;
+      mode << std::oct << (st.st_mode & 07777);
+      return p.string() + " is not searchable by others (mode 0" + mode.str() + "); chmod o+x " +
+             p.string();
+    }
+  }
+  return std::nullopt;
+}
 
 std::string_view KindName(BusyJobKind kind) {
   switch (kind) {
@@ -573,6 +588,17 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
     out << trace.ToText();
   }
 
+  // The users run the lab's clients: a Slurm release built into a cache under a private home
+  // (/root is 0700 on Debian) is not theirs to execute. Said here, by path, rather than as a
+  // failed squeue below.
+  if (std::string squeue = lab.Program("squeue"); !squeue.empty()) {
+    if (std::optional<std::string> closed = ClosedToOthers(squeue)) {
+      return Status::Error("the busy profile runs jobs as other users, who cannot reach " +
+                           squeue + ": " + *closed +
+                           "; or build the release into a cache they can reach "
+                           "(scripts/build-slurm.sh --cache DIR)");
+    }
+  }
   // Unix users, each recorded in DIR/run/busy.users before it is taken, so that Down releases
   // what an interrupted Up took.
   for (const BusyUser& u : trace.users) {

@@ -57,6 +57,7 @@
 #define SLURM_RCA_SCENARIOS_LIVE_PROFILE_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -138,6 +139,12 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options = {}
 // dependency_id the Slurm id of job.depends_on (ignored when it has none).
 std::vector<std::string> SbatchArgv(const BusyJob& job, const std::string& group,
                                     const std::string& workdir, const std::string& dependency_id);
+
+// The first directory above file that users other than its owner cannot search ("/root is not
+// searchable by others (mode 0700); chmod o+x /root"); nullopt when every one is searchable.
+// The busy profile's users run the lab's Slurm clients: a release built under a private home
+// is out of their reach.
+std::optional<std::string> ClosedToOthers(const std::string& file);
 
 // Makes the lab look like the trace: users (useradd when missing, recorded in the registry),
 // accounts and associations (sacctmgr), the running jobs and the history (waited for, up to

@@ -3,8 +3,11 @@
 #include "scenarios/live/profile.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -17,6 +20,25 @@ namespace {
 constexpr int kSeeds = 200;
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A release built under a private home (/root is 0700) is named with the directory to open.
+TEST(ClosedToOthers, NamesTheFirstDirectoryOthersCannotSearch) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("closed-" + std::to_string(::getpid()));
+  fs::create_directories(root / "home" / "bin");
+  std::ofstream(root / "home" / "bin" / "squeue") << "";
+  fs::permissions(root, fs::perms(0755));
+  fs::permissions(root / "home", fs::perms(0755));
+  EXPECT_EQ(ClosedToOthers((root / "home" / "bin" / "squeue").string()), std::nullopt);
+  fs::permissions(root / "home", fs::perms(0700));
+  std::optional<std::string> closed = ClosedToOthers((root / "home" / "bin" / "squeue").string());
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(*closed, (root / "home").string() + " is not searchable by others (mode 0700); " +
+                         "chmod o+x " + (root / "home").string());
+  fs::permissions(root / "home", fs::perms(0711));
+  EXPECT_EQ(ClosedToOthers((root / "home" / "bin" / "squeue").string()), std::nullopt);
+  fs::remove_all(root);
+}
 
 TEST(BusyTrace, TheSameSeedGivesTheSameTrace) {
   for (std::uint64_t seed : {0ULL, 1ULL, 7ULL, 123456789ULL, ~0ULL}) {
