@@ -89,12 +89,36 @@ bool LoadScenarios(const std::vector<std::string>& args, sc::Suite* suite, int* 
   return true;
 }
 
+// A set recorded on another release than Debian's may hold only some tasks (the 25.11 set is
+// recorded a session at a time): the suite is cut to the tasks it holds, and says so. The 22.05
+// sets must be complete, so a missing bundle there stays an error.
+void CutToRecorded(sc::Suite* suite) {
+  const std::string& set = sc::DefaultBundleSet();
+  if (sc::BundleSetRelease(set) == "22.05") return;
+  std::vector<sc::Scenario> kept;
+  std::vector<std::string> missing;
+  for (sc::Scenario& s : suite->scenarios) {
+    if (s.status == "runnable" && !sc::RecordedIn(s, set)) {
+      missing.push_back(s.id);
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  if (missing.empty()) return;
+  std::cerr << "rca-bench: the " << set << " set (Slurm " << sc::BundleSetRelease(set)
+            << ") holds " << kept.size() << " of " << kept.size() + missing.size()
+            << " tasks; the others are left out (rca-bench list shows which), so its scores and "
+               "floor are not comparable with the full suite's\n";
+  suite->scenarios = std::move(kept);
+}
+
 int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
   sc::Suite suite;
   int code = 0;
   if (!LoadScenarios(args, &suite, &code)) return code;
   std::vector<sc::Problem> problems = suite.problems;
   int hops = 0, measured = 0;
+  std::ostringstream other_sets;
   if (bundles) {
     for (const sc::Scenario& s : suite.scenarios) {
       sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id));
@@ -103,6 +127,30 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
         ++hops;
         measured += h.measured;
       }
+    }
+    // The other sets: every bundle they hold measures every hop; a scenario not recorded in one
+    // is counted, not a problem (only the default set must be complete).
+    for (const std::string& set : sc::BundleSets()) {
+      if (set == sc::DefaultBundleSet()) continue;
+      int recorded = 0, set_hops = 0, set_measured = 0, runnable = 0;
+      for (const sc::Scenario& s : suite.scenarios) {
+        if (s.status != "runnable") continue;
+        ++runnable;
+        if (!sc::RecordedIn(s, set)) continue;
+        ++recorded;
+        sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id, set));
+        for (sc::Problem& p : sc::MeasurementProblems(s, m)) {
+          p.message = set + " set: " + p.message;
+          problems.push_back(std::move(p));
+        }
+        for (const sc::HopResult& h : m.hops) {
+          ++set_hops;
+          set_measured += h.measured;
+        }
+      }
+      other_sets << "; " << set << " (Slurm " << sc::BundleSetRelease(set) << "): " << recorded
+                 << " of " << runnable << " recorded, " << set_measured << " of " << set_hops
+                 << " hops measured";
     }
   }
   if (args.empty()) {
@@ -126,7 +174,10 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
   int runnable = 0;
   for (const sc::Scenario& s : suite.scenarios) runnable += s.status == "runnable";
   std::cerr << suite.scenarios.size() << " scenario(s), " << runnable << " runnable";
-  if (bundles) std::cerr << ", " << measured << " of " << hops << " hops measured in their bundles";
+  if (bundles) {
+    std::cerr << ", " << measured << " of " << hops << " hops measured in their "
+              << sc::DefaultBundleSet() << " bundles" << other_sets.str();
+  }
   std::cerr << ", " << problems.size() << " problem(s)\n";
   return problems.empty() ? 0 : 1;
 }
@@ -251,6 +302,15 @@ int main(int argc, char** argv) {
                  "(fixtures/, the bare lab)")
       ->check(CLI::IsMember(sc::BundleSets()))
       ->capture_default_str();
+  std::string slurm_release;
+  app.add_option("--slurm-release", slurm_release,
+                 "The Slurm release whose busy recordings to use: 22.05 (the busy set) or 25.11 "
+                 "(busy-25.11, partly recorded: the suite is cut to what it holds, and says so); "
+                 "instead of --bundles")
+      ->check(CLI::IsMember({"22.05", "25.11"}))
+      ->excludes("--bundles");
+  // `rca-bench run --slurm-release 25.11` as well as `rca-bench --slurm-release 25.11 run`.
+  app.fallthrough();
   LabOptions options;
   options.dir = DefaultDir();
   // --profile clean|busy and --seed N of the commands that bring up a lab.
@@ -608,7 +668,7 @@ int main(int argc, char** argv) {
     std::cerr << "rca-bench: " << e.what() << " (see rca-bench --help)\n";
     return kUsage;
   }
-  sc::SetDefaultBundleSet(bundle_set);
+  sc::SetDefaultBundleSet(slurm_release.empty() ? bundle_set : sc::BusySetOfRelease(slurm_release));
 
   if (*graph_cmd) {
     if (graph_what == "causes" && graph_component.empty()) {
@@ -623,6 +683,7 @@ int main(int argc, char** argv) {
     int code = 0;
     if (!LoadScenarios({}, &suite, &code)) return code;
     if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+    CutToRecorded(&suite);
     if (*configs_cmd) return slurm_rca::grader::ConfigsCommand(suite.scenarios);
     if (*collect) return slurm_rca::grader::CollectCommand(parts_dir, collect_out, suite.scenarios);
     if (*fit) return slurm_rca::grader::FitAbstentionCommand(fit_submission, fit_config, suite.scenarios);
@@ -638,8 +699,12 @@ int main(int argc, char** argv) {
     int code = 0;
     if (!LoadScenarios({}, &suite, &code)) return code;
     if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+    CutToRecorded(&suite);
     if (*fingerprint) {
       std::cout << slurm_rca::grader::SuiteFingerprint(suite.scenarios) << "\n";
+      std::cerr << "rca-bench: " << suite.scenarios.size() << " scenarios, bundles "
+                << sc::DefaultBundleSet() << " (Slurm " << sc::BundleSetRelease(sc::DefaultBundleSet())
+                << ")\n";
       return 0;
     }
     if (*leaderboard) {
@@ -691,6 +756,7 @@ int main(int argc, char** argv) {
     int code = 0;
     if (!LoadScenarios({}, &suite, &code)) return code;
     if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+    CutToRecorded(&suite);
     auto b = slurm_rca::grader::ComputeBaselines(suite.scenarios, include_blocked);
     int n = 0;
     for (const sc::Scenario& s : suite.scenarios) n += include_blocked || s.status == "runnable";

@@ -122,8 +122,20 @@ std::string& DefaultSet() {
 }  // namespace
 
 const std::vector<std::string>& BundleSets() {
-  static const std::vector<std::string> sets = {kBusySet, kCleanSet};
+  static const std::vector<std::string> sets = {kBusySet, kCleanSet, kBusy2511Set};
   return sets;
+}
+
+std::string BundleSetRelease(const std::string& set) {
+  if (set == kBusySet || set == kCleanSet) return "22.05";
+  if (set == kBusy2511Set) return "25.11";
+  return "";
+}
+
+std::string BusySetOfRelease(const std::string& release) {
+  if (release == "22.05") return kBusySet;
+  if (release == "25.11") return kBusy2511Set;
+  return "";
 }
 
 bool SetDefaultBundleSet(const std::string& set) {
@@ -138,9 +150,14 @@ std::string BundleDir(const std::string& scenario_id, const std::string& set) {
   const char* env = std::getenv("SLURM_RCA_FIXTURES");
   std::string root = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures";
   const std::string& which = set.empty() ? DefaultSet() : set;
-  // The clean set is where bundles always were (fixtures/<id>); the busy set is fixtures/busy/.
-  if (which == kBusySet) root += "/busy";
+  // The clean set is where bundles always were (fixtures/<id>); the others are fixtures/<set>/.
+  if (which != kCleanSet) root += "/" + which;
   return root + "/" + scenario_id;
+}
+
+bool RecordedIn(const Scenario& scenario, const std::string& set) {
+  return std::filesystem::exists(std::filesystem::path(BundleDir(scenario.id, set)) /
+                                 "manifest.json");
 }
 
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir) {

@@ -63,18 +63,27 @@ struct Measurement {
   bool AllMeasured() const;         // every hop and every red herring
 };
 
-// Two sets of recorded bundles: `busy`, recorded on the lab's busy background profile, and
-// `clean`, on the bare lab. A bundle is ROOT/<id> in the clean set and ROOT/busy/<id> in the
-// busy one, ROOT being $SLURM_RCA_FIXTURES, else the source tree's fixtures/.
+// Sets of recorded bundles: `busy`, recorded on the lab's busy background profile, and `clean`,
+// on the bare lab, both on Debian's Slurm 22.05; `busy-25.11`, the busy profile on Slurm 25.11
+// (issue #18). A bundle is ROOT/<id> in the clean set and ROOT/<set>/<id> in the others, ROOT
+// being $SLURM_RCA_FIXTURES, else the source tree's fixtures/. Only the default set must hold
+// every runnable scenario; another may be partly recorded (RecordedIn says which).
 inline constexpr const char* kBusySet = "busy";
 inline constexpr const char* kCleanSet = "clean";
+inline constexpr const char* kBusy2511Set = "busy-25.11";
 const std::vector<std::string>& BundleSets();
+// The Slurm release a set was recorded on ("22.05", "25.11"); "" for no such set.
+std::string BundleSetRelease(const std::string& set);
+// The busy set of a release (`--slurm-release 25.11` is busy-25.11); "" when none.
+std::string BusySetOfRelease(const std::string& release);
 // The set BundleDir uses when none is named (busy unless main sets it from --bundles). False: no
 // such set.
 bool SetDefaultBundleSet(const std::string& set);
 const std::string& DefaultBundleSet();
 std::string BundleDir(const std::string& scenario_id, const std::string& set = "");
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
+// Whether set (default: the default set) holds a bundle of the scenario.
+bool RecordedIn(const Scenario& scenario, const std::string& set = "");
 
 // Difficulty made visible: the fewest slurm-mcp tool calls whose answers show every hop, when
 // the bundle measures every hop (nullopt otherwise). Each distinct read the hops' signals make

@@ -235,6 +235,38 @@ TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
   }
 }
 
+// The 25.11 set is recorded a session at a time: what it holds measures every hop, was recorded
+// on 25.11 under the busy profile, and is a task of the suite.
+TEST(ShippedSuite, EveryBundleOfThe2511SetMeasuresEveryHopAndIsA2511Recording) {
+  Suite suite = LoadSuite(ScenarioPaths(kSource + "/scenarios"));
+  EXPECT_EQ(BundleSetRelease(kBusy2511Set), "25.11");
+  EXPECT_EQ(BusySetOfRelease("25.11"), kBusy2511Set);
+  EXPECT_EQ(BusySetOfRelease("22.05"), kBusySet);
+  EXPECT_EQ(BusySetOfRelease("21.08"), "");
+  int recorded = 0;
+  for (const Scenario& s : suite.scenarios) {
+    if (s.status != "runnable" || !RecordedIn(s, kBusy2511Set)) continue;
+    ++recorded;
+    std::string dir = BundleDir(s.id, kBusy2511Set);
+    Measurement m = MeasureScenario(s, dir);
+    EXPECT_TRUE(m.error.empty()) << s.id << ": " << m.error;
+    EXPECT_EQ(m.trials, 3) << s.id;
+    EXPECT_TRUE(m.AllMeasured()) << s.id;
+    std::ifstream in(dir + "/manifest.json");
+    nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(manifest.is_discarded()) << s.id;
+    EXPECT_EQ(manifest.value("slurm_version", "").rfind("25.11.", 0), 0u) << s.id;
+    EXPECT_EQ(manifest.value("profile", ""), "busy") << s.id;
+  }
+  // Every bundle in the directory belongs to a scenario of the suite.
+  int dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/fixtures/" + kBusy2511Set)) {
+    dirs += e.is_directory();
+  }
+  EXPECT_EQ(dirs, recorded);
+  EXPECT_GE(recorded, 8);
+}
+
 TEST(ShippedSuite, TheAgentViewCarriesOnlyTaskIdsAndTickets) {
   Suite suite = LoadSuite(ScenarioPaths(kSource + "/scenarios"));
   auto m = MeasureSuite(suite.scenarios);

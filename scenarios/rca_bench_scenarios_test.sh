@@ -17,12 +17,12 @@ one_line() {  # one_line WHAT: exit 2, exactly one stderr line, no stdout
 }
 
 run validate
-[[ $rc -eq 0 && -z "$out" && "$err" == *"runnable"*"hops measured in their bundles, 0 problem(s)"* ]] &&
+[[ $rc -eq 0 && -z "$out" && "$err" == *"runnable"*"hops measured in their busy bundles"*"busy-25.11 (Slurm 25.11): "*" recorded"*", 0 problem(s)"* ]] &&
   ok || fail "validate the suite with its bundles: rc $rc: ${out:0:600} ${err:0:300}"
 # Both bundle sets measure every hop and herring: busy (the default) and clean, for comparison.
 for set in busy clean; do
   run --bundles "$set" validate
-  [[ $rc -eq 0 && -z "$out" && "$err" == *"hops measured in their bundles, 0 problem(s)"* ]] && ok ||
+  [[ $rc -eq 0 && -z "$out" && "$err" == *"hops measured in their $set bundles"*", 0 problem(s)"* ]] && ok ||
     fail "validate the suite with its $set bundles: rc $rc: ${out:0:600} ${err:0:300}"
 done
 run --bundles nosuch validate

@@ -81,7 +81,8 @@ std::string ScenarioTable(const std::vector<Scenario>& scenarios,
   std::ostringstream o;
   o << "| ID | family | difficulty | split | reported | root cause |";
   for (const SetMeasurements& m : sets) {
-    o << " " << m.set << ": hops measured | " << m.set
+    std::string name = m.set + " (" + BundleSetRelease(m.set) + ")";
+    o << " " << name << ": hops measured | " << name
       << ": first seen, s (per hop, min–max of trials) |";
   }
   o << " fewest calls | task id |\n|---|---|---|---|---|---|";
@@ -111,8 +112,11 @@ std::string ScenarioTable(const std::vector<Scenario>& scenarios,
   }
   o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable";
   for (size_t k = 0; k < sets.size(); ++k) {
+    int recorded = 0;
+    for (const Measurement& m : sets[k].measurements) recorded += m.error.empty();
     o << (k ? "; " : ", ") << measured[k] << " with every hop measured in its " << sets[k].set
-      << " bundle";
+      << " (" << BundleSetRelease(sets[k].set) << ") bundle";
+    if (recorded < static_cast<int>(scenarios.size())) o << " (" << recorded << " recorded)";
   }
   o << ".\n";
   return o.str();

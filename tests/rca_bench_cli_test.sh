@@ -62,6 +62,19 @@ for f in db-freeze dbd-stop munge-stop slurmd-kill slurmd-pause statesave-readon
   contains "fault list names $f" "$out" "$f"
 done
 check 0 "help" no -- --help
+# The Slurm release picks a bundle set; the fingerprint tells them apart and names it.
+check 2 "an unknown slurm release" yes -- --slurm-release 21.08 fingerprint
+check 2 "a slurm release and --bundles" yes -- --slurm-release 25.11 --bundles clean fingerprint
+check 0 "fingerprint on 22.05" no -- fingerprint
+fp2205=$out
+contains "the 22.05 fingerprint names its release" "$err" "bundles busy (Slurm 22.05)"
+check 0 "fingerprint on 25.11, the option after the subcommand" no -- fingerprint --slurm-release 25.11
+contains "the 25.11 fingerprint names its release" "$err" "(Slurm 25.11)"
+if [[ "$out" == sha256:* && "$out" != "$fp2205" ]]; then passes=$((passes + 1));
+else echo "FAIL 25.11 and 22.05 fingerprints: '$out' vs '$fp2205'"; fails=$((fails + 1)); fi
+check 0 "list shows both releases" no -- list
+contains "list has a 25.11 column" "$out" "busy-25.11 (25.11): hops measured"
+contains "list has a 22.05 column" "$out" "busy (22.05): hops measured"
 rm -rf "$(dirname "$nolab")" /tmp/rca_cli_err.$$
 
 echo "$passes passed, $fails failed"
