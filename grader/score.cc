@@ -17,10 +17,6 @@ namespace slurm_rca::grader {
 namespace sc = scenarios;
 using Json = nlohmann::json;
 
-std::string SubmissionProblem::ToString() const {
-  return file + ":" + std::to_string(line) + ": " + message;
-}
-
 std::string GraphDigest(const std::string& graph_text) {
   return "sha256:" + sc::Sha256Hex(graph_text, 16);
 }
@@ -87,7 +83,7 @@ class Parser {
     for (const sc::Scenario& x : suite_) task_ids_.push_back(x.TaskId());
   }
 
-  void Add(int line, std::string message) { out_->problems.push_back({file_, line, message}); }
+  void Add(int line, std::string message) { out_->problems.push_back({.file = file_, .line = line, .message = message}); }
 
   bool Keys(const Json& o, int line, const std::string& what, const std::set<std::string>& required,
             const std::set<std::string>& optional) {

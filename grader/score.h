@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "grader/transcript_times.h"
+#include "base/diagnostic.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::grader {
@@ -44,12 +45,7 @@ struct Submission {
   std::vector<Answer> answers;
 };
 
-struct SubmissionProblem {
-  std::string file;
-  int line = 0;
-  std::string message;
-  std::string ToString() const;  // file:line: message
-};
+using SubmissionProblem = base::Diagnostic;  // no rule: file:line: message
 
 struct ParsedSubmission {
   std::optional<Submission> submission;  // absent when there is any problem

@@ -12,19 +12,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/time.h"
+
 namespace slurm_rca::mcp {
 
 std::string AuditTimeNow() {
-  using std::chrono::system_clock;
-  const auto now = system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
-  std::time_t secs = static_cast<std::time_t>(ms.count() / 1000);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buf[40];
-  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms.count() % 1000));
-  return buf;
+  return base::IsoUtc(std::chrono::system_clock::now(), /*millis=*/true);
 }
 
 std::unique_ptr<AuditLog> AuditLog::Open(const std::string& path, std::string* error) {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/strings.h"
 #include "mcp/text.h"
 
 namespace slurm_rca::mcp {
@@ -149,11 +150,9 @@ class Reader {
   const FabricOptions& o_;
 };
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i);
+// A sysfs value: its newline, padding and any NUL a driver leaves.
+std::string Trim(const std::string& s) {
+  return std::string(base::Trim(s, std::string_view(" \n\0", 3)));
 }
 
 struct CounterSpec {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/time.h"
 #include "mcp/text.h"
 
 namespace slurm_rca::mcp {
@@ -623,14 +624,7 @@ std::vector<RunningJob> ParseRunningJobs(const std::string& out,
   return kept;
 }
 
-std::string UnixToIso(std::int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string UnixToIso(std::int64_t t) { return base::IsoUtcFromUnix(t); }
 
 // ---- the judgement -------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/strings.h"
+
 namespace slurm_rca::mcp {
 namespace {
 
@@ -31,17 +33,9 @@ constexpr int kErrSessionNotFound = -32001;
 // Responses always serialize: invalid UTF-8 in a tool's text is replaced, never thrown.
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using base::Lower;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+std::string_view Trim(std::string_view s) { return base::Trim(s, base::kBlanks); }  // HTTP OWS
 
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && Lower(s.substr(0, prefix.size())) == prefix;

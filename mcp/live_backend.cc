@@ -13,6 +13,8 @@
 #include <exception>
 #include <utility>
 
+#include "base/time.h"
+
 namespace slurm_rca::mcp {
 
 namespace {
@@ -23,14 +25,7 @@ using WallClock = std::chrono::system_clock;
 constexpr std::chrono::seconds kBudgetWindow{60};
 constexpr std::size_t kMaxCauseLine = 300;
 
-std::string IsoUtc(WallClock::time_point t) {
-  std::time_t secs = WallClock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string IsoUtc(WallClock::time_point t) { return base::IsoUtc(t); }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 

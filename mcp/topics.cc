@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include "base/strings.h"
 #include "mcp/fabric.h"
 #include "mcp/gpu_health.h"
 #include "mcp/gpu_idle.h"
@@ -725,12 +726,7 @@ std::vector<std::string_view> Lines(std::string_view text) {
   return lines;
 }
 
-std::string_view Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
+std::string_view Trim(std::string_view s) { return base::Trim(s, base::kBlanks); }
 
 bool Blank(std::string_view s) { return Trim(s).empty(); }
 

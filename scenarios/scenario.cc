@@ -13,10 +13,6 @@
 
 namespace slurm_rca::scenarios {
 
-std::string Problem::ToString() const {
-  return file + ":" + std::to_string(line) + ": " + rule + ": " + message;
-}
-
 int Scenario::Line(const std::string& key) const {
   auto it = key_lines.find(key);
   return it == key_lines.end() ? 1 : it->second;

@@ -17,15 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/diagnostic.h"
+
 namespace slurm_rca::scenarios {
 
-struct Problem {
-  std::string file;
-  int line = 0;  // 1-based; 0 when unknown
-  std::string rule;
-  std::string message;
-  std::string ToString() const;  // file:line: rule: message
-};
+// A file:line: rule: message finding (base/diagnostic.h).
+using Problem = base::Diagnostic;
 
 struct Item {  // a string with the line it came from
   std::string value;

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "base/strings.h"
 #include "mcp/topics.h"
 #include "scenarios/measure.h"
 #include "scenarios/vocabulary.h"
@@ -84,10 +85,7 @@ bool Blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using base::Lower;
 
 bool IsUuid(std::string s) {
   static const std::regex dashed(

@@ -10,10 +10,6 @@ namespace slurm_rca::skills {
 
 namespace fs = std::filesystem;
 
-std::string LoadProblem::ToString() const {
-  return file + ":" + std::to_string(line) + ": " + rule + ": " + message;
-}
-
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -53,7 +49,7 @@ SkillLoad LoadSkill(const std::string& dir) {
   }
   s.path = (fs::path(dir) / "SKILL.md").string();
   auto problem = [&](const char* rule, int line, std::string message) {
-    load.problems.push_back({rule, s.path, line, std::move(message)});
+    load.problems.push_back({s.path, line, rule, std::move(message)});
     return load;
   };
   if (!ReadFile(s.path, &s.text)) {
@@ -129,7 +125,7 @@ Catalog LoadCatalog(const std::string& root) {
   }
   if (ec) {
     catalog.problems.push_back(
-        {"no-skills", root, 0, "cannot read the directory: " + ec.message()});
+        {root, 0, "no-skills", "cannot read the directory: " + ec.message()});
     return catalog;
   }
   std::sort(dirs.begin(), dirs.end());

@@ -20,17 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostic.h"
+
 namespace slurm_rca::skills {
 
 // A problem found while loading. `rule` is a skill-lint rule id (skills/lint.h), `line` 1-based
 // (0: the file as a whole).
-struct LoadProblem {
-  std::string rule;
-  std::string file;
-  int line = 0;
-  std::string message;
-  std::string ToString() const;  // "file:line: rule: message"
-};
+using LoadProblem = base::Diagnostic;
 
 // A file of a skill other than SKILL.md (references/*.md), with its path relative to the skill.
 struct SkillFile {

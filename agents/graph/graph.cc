@@ -67,10 +67,6 @@ const Edge* Graph::FindEdge(std::string_view source, std::string_view target) co
   return nullptr;
 }
 
-std::string GraphError::ToString() const {
-  return file + ":" + std::to_string(line) + ": " + rule + ": " + message;
-}
-
 namespace {
 
 int LineOf(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }

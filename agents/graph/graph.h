@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "scenarios/scenario.h"
+#include "base/diagnostic.h"
 
 namespace slurm_rca::graph {
 
@@ -119,13 +120,7 @@ struct Graph {
   const Edge* FindEdge(std::string_view source, std::string_view target) const;  // or nullptr
 };
 
-struct GraphError {
-  std::string file;
-  int line = 0;  // 1-based; 0 when unknown
-  std::string rule;
-  std::string message;
-  std::string ToString() const;  // file:line: rule: message
-};
+using GraphError = base::Diagnostic;  // file:line: rule: message
 
 struct LoadResult {
   std::optional<Graph> graph;  // present only when there are no errors

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/time.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::agents {
@@ -49,14 +50,7 @@ std::optional<std::string> UnknownKeys(const Json& args, const std::set<std::str
   return std::nullopt;
 }
 
-std::string IsoUtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string IsoUtcNow() { return base::IsoUtcNow(); }
 
 Json ToolCallsJson(const std::vector<ToolCall>& calls) {
   Json out = Json::array();

@@ -16,6 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/time.h"
+#include "base/file.h"
+#include "base/strings.h"
 #include "guard/run.h"
 
 #ifndef SLURM_RCA_SOURCE_DIR
@@ -52,12 +55,6 @@ std::uint64_t Fnv1a(std::string_view s) {
   return h;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool WriteFile(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -66,21 +63,9 @@ bool WriteFile(const fs::path& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
-}
+std::string Trim(const std::string& s) { return std::string(base::Trim(s)); }
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string UtcNow() { return base::IsoUtcNow(); }
 
 bool WaitUntil(seconds timeout, const std::function<bool()>& pred) {
   auto deadline = Clock::now() + timeout;
@@ -183,7 +168,7 @@ Status Fail(const std::string& what, const ToolResult& r) {
 // Sets FirstJobId in the lab's slurm.conf and reconfigures: slurmctld moves its job id
 // sequence up to it.
 Status SetFirstJobId(const Lab& lab, int id) {
-  std::istringstream in(ReadFile(lab.SlurmConf()));
+  std::istringstream in(base::ReadFile(lab.SlurmConf()).value_or(""));
   std::string conf, line;
   while (std::getline(in, line)) {
     if (line.rfind("FirstJobId=", 0) != 0) conf += line + "\n";
@@ -556,12 +541,7 @@ Status CaptureInLab(Lab& lab, const CapturePlan& plan, std::ostream& progress,
 
 }  // namespace
 
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
+std::string NowIso() { return base::IsoUtcNow(); }
 
 bool WriteText(const std::filesystem::path& path, const std::string& text) {
   std::error_code ec;

@@ -10,8 +10,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
+
+#include "base/file.h"
 
 #ifndef SLURM_RCA_LIVE_TEMPLATES
 #define SLURM_RCA_LIVE_TEMPLATES ""
@@ -30,12 +33,6 @@ FaultOutcome Failed(std::string message) {
   return {Status::Error(message), false, ""};
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // DIR/faults/KEY records an injected fault and what healing it needs.
 struct Record {
@@ -46,7 +43,7 @@ struct Record {
   bool exists() const { return fs::exists(path()); }
   std::map<std::string, std::string> Read() const {
     std::map<std::string, std::string> kv;
-    std::istringstream in(ReadFile(path()));
+    std::istringstream in(base::ReadFile(path()).value_or(""));
     std::string line;
     while (std::getline(in, line)) {
       size_t eq = line.find('=');
@@ -361,8 +358,9 @@ FaultOutcome GpuFake(Lab& lab, const FaultTarget& t, bool inject) {
     auto [state, reason] = NodeState(lab, t.node);
     if (state.empty()) return Failed("cannot read the state of " + t.node);
     std::string tmpl = lab.options().templates + "/nvidia-smi.in";
-    std::string text = ReadFile(tmpl);
-    if (text.empty()) return Failed("template " + tmpl + " is missing");
+    std::optional<std::string> read = base::ReadFile(tmpl);
+    if (!read || read->empty()) return Failed("template " + tmpl + " is missing or empty");
+    std::string text = *read;
     for (size_t at = text.find("@MODE@"); at != std::string::npos; at = text.find("@MODE@", at)) {
       text.replace(at, 6, t.mode);
     }

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <thread>
 
+#include "base/file.h"
 #include "scenarios/live/profile.h"
 
 #ifndef SLURM_RCA_LIVE_TEMPLATES
@@ -52,12 +53,6 @@ std::string Fixed(double v, int digits = 2) {
   return s.str();
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool WriteFile(const std::string& path, const std::string& text, fs::perms perms) {
   std::ofstream out(path, std::ios::trunc);
@@ -110,7 +105,7 @@ std::vector<pid_t> SessionMembers(pid_t sid) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::string name = entry.path().filename();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::string stat = ReadFile("/proc/" + name + "/stat");
+    std::string stat = base::ReadFile("/proc/" + name + "/stat").value_or("");
     size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream rest(stat.substr(close + 2));
@@ -127,7 +122,7 @@ std::vector<pid_t> SelfAndAncestors() {
   std::vector<pid_t> chain;
   for (pid_t p = ::getpid(); p > 1;) {
     chain.push_back(p);
-    std::string stat = ReadFile("/proc/" + std::to_string(p) + "/stat");
+    std::string stat = base::ReadFile("/proc/" + std::to_string(p) + "/stat").value_or("");
     size_t close = stat.rfind(')');
     if (close == std::string::npos) break;
     std::istringstream rest(stat.substr(close + 2));
@@ -152,7 +147,7 @@ std::vector<pid_t> JobProcesses(const std::string& slurm_conf, const std::string
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     pid_t pid = std::stoi(name);
     if (std::find(exclude.begin(), exclude.end(), pid) != exclude.end()) continue;
-    std::string env = ReadFile("/proc/" + name + "/environ");
+    std::string env = base::ReadFile("/proc/" + name + "/environ").value_or("");
     bool ours = false, job = false;
     for (size_t at = 0; at < env.size();) {
       size_t end = env.find('\0', at);
@@ -278,7 +273,7 @@ std::vector<std::string> Lab::DaemonNames() const {
 }
 
 std::optional<ProcessId> Lab::DaemonId(const std::string& name) const {
-  std::string text = ReadFile(Path("run/" + name + ".id"));
+  std::string text = base::ReadFile(Path("run/" + name + ".id")).value_or("");
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return ProcessId::Parse(text);
 }
@@ -390,8 +385,9 @@ Status Lab::WriteConfig() const {
                        Out{"slurmdbd.conf.in", "etc/slurmdbd.conf", fs::perms(0600)},
                        Out{"healthcheck.sh.in", "etc/healthcheck.sh", fs::perms(0755)}}) {
     std::string tmpl = options_.templates + "/" + o.tmpl;
-    if (!fs::exists(tmpl)) return Status::Error("template " + tmpl + " is missing");
-    if (!WriteFile(Path(o.path), Substitute(ReadFile(tmpl), vars), o.perms)) {
+    std::optional<std::string> text = base::ReadFile(tmpl);
+    if (!text) return Status::Error("template " + tmpl + " is missing or unreadable");
+    if (!WriteFile(Path(o.path), Substitute(*text, vars), o.perms)) {
       return Status::Error("cannot write " + Path(o.path));
     }
   }

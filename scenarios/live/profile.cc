@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/file.h"
+
 namespace slurm_rca::live {
 namespace {
 
@@ -91,12 +93,6 @@ const std::vector<std::string> kBeginNames = {"nightly_backup_check", "weekly_re
 const std::vector<std::string> kDependencyNames = {"postprocess", "collect_results",
                                                    "merge_outputs"};
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -172,7 +168,7 @@ Status AcquireUser(const Lab& lab, const std::string& user, std::string* how) {
   const std::string self = lab.options().dir;
   bool recorded_now = false;
   if (fs::exists(record)) {
-    std::vector<std::string> holders = Lines(ReadFile(record));
+    std::vector<std::string> holders = Lines(base::ReadFile(record).value_or(""));
     if (std::find(holders.begin(), holders.end(), self) == holders.end()) holders.push_back(self);
     if (!WriteLines(record, holders)) return Status::Error("cannot write " + record);
     *how = "held";
@@ -209,7 +205,7 @@ Status ReleaseUser(const Lab& lab, const std::string& user, std::ostream& progre
   const std::string record = registry + "/" + user;
   if (!fs::exists(record)) return {};
   std::vector<std::string> remaining;
-  for (const std::string& h : Lines(ReadFile(record))) {
+  for (const std::string& h : Lines(base::ReadFile(record).value_or(""))) {
     if (h != lab.options().dir && LiveHolder(h)) remaining.push_back(h);
   }
   if (!remaining.empty()) {
@@ -736,7 +732,7 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
 
 Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress) {
   std::string errors;
-  for (const std::string& line : Lines(ReadFile(lab.Path("run/busy.users")))) {
+  for (const std::string& line : Lines(base::ReadFile(lab.Path("run/busy.users")).value_or(""))) {
     std::istringstream f(line);
     std::string how, user;
     f >> how >> user;
@@ -750,7 +746,7 @@ Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress) {
 }
 
 std::vector<std::string> UserHolders(const std::string& registry, const std::string& user) {
-  return Lines(ReadFile(registry + "/" + user));
+  return Lines(base::ReadFile(registry + "/" + user).value_or(""));
 }
 
 }  // namespace slurm_rca::live

@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "base/diagnostic.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "base/time.h"
+
+namespace slurm_rca::base {
+namespace {
+
+TEST(Diagnostic, NamesFileLineRuleAndMessage) {
+  EXPECT_EQ((Diagnostic{"s.yaml", 12, "signal-outcome", "bad"}).ToString(),
+            "s.yaml:12: signal-outcome: bad");
+  EXPECT_EQ((Diagnostic{.file = "a.jsonl", .line = 3, .message = "no answer"}).ToString(),
+            "a.jsonl:3: no answer");
+}
+
+TEST(Strings, TrimLowerSplit) {
+  EXPECT_EQ(Trim("  gpu \t\r\n"), "gpu");
+  EXPECT_EQ(Trim("\n x \n", kBlanks), "\n x \n");
+  EXPECT_EQ(Trim(" \t x\t ", kBlanks), "x");
+  EXPECT_EQ(Trim("   "), "");
+  EXPECT_EQ(Trim(std::string_view("v\0\n", 3), std::string_view(" \n\0", 3)), "v");
+  EXPECT_EQ(Lower("NoDe1"), "node1");
+  EXPECT_EQ(SplitFields("a,,b", ',').size(), 3u);
+  EXPECT_EQ(SplitFields("", ',').size(), 1u);
+  EXPECT_EQ(SplitFields("a|b", '|')[1], "b");
+}
+
+TEST(Time, IsoUtc) {
+  EXPECT_EQ(IsoUtcFromUnix(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(IsoUtcFromUnix(1764676800), "2025-12-02T12:00:00Z");
+  auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(1764676800123));
+  EXPECT_EQ(IsoUtc(t, true), "2025-12-02T12:00:00.123Z");
+  EXPECT_EQ(IsoUtc(t), "2025-12-02T12:00:00Z");
+  EXPECT_EQ(IsoUtcNow().size(), 20u);
+}
+
+TEST(File, ReadWriteAndAbsence) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("base-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "f").string();
+  EXPECT_EQ(ReadFile(path), std::nullopt);  // absent is nullopt, not ""
+  ASSERT_TRUE(WriteFile(path, std::string("a\0b", 3)));
+  EXPECT_EQ(ReadFile(path), std::string("a\0b", 3));
+  ASSERT_TRUE(WriteFile(path, ""));
+  EXPECT_EQ(ReadFile(path), "");  // empty is "", not nullopt
+  EXPECT_EQ(ReadFile(dir.string()), std::nullopt);
+  EXPECT_FALSE(WriteFile((dir / "no" / "such").string(), "x"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace slurm_rca::base
