@@ -3,21 +3,22 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
+
+#include "base/file.h"
 
 namespace slurm_rca::skills {
 
 namespace fs = std::filesystem;
 
+// Reads a whole file into *out; false when it cannot be read (base::ReadFile, in the shape the
+// loader's and linter's call sites test).
 bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return false;
-  *out = ss.str();
-  return true;
+  std::optional<std::string> text = base::ReadFile(path);
+  if (text) *out = std::move(*text);
+  return text.has_value();
 }
 
 namespace {
