@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/yaml.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::scenarios {
@@ -63,94 +64,30 @@ double Scenario::CreditFor(const std::string& node) const {
 
 namespace {
 
-int LineOf(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+using base::YamlReader;
+constexpr auto LineOf = &YamlReader::LineOf;
 
-class Parser {
+// The scenario's own shapes over base::YamlReader. A key absent from the document is reported at
+// the line of its parent (top_lines_), where the reader's node has none.
+class Parser : public YamlReader {
  public:
-  Parser(std::string file, std::vector<Problem>* out) : file_(std::move(file)), out_(out) {}
-
-  void Err(int line, const char* rule, std::string message) {
-    out_->push_back({file_, line, rule, std::move(message)});
-  }
-
-  // Checks the keys of a mapping; returns false if it is not one. `where` names it in messages.
-  bool Keys(const YAML::Node& map, const std::vector<std::string>& required,
-            const std::vector<std::string>& optional, const std::string& where, int line) {
-    if (!map.IsMap()) {
-      Err(LineOf(map) ? LineOf(map) : line, kRuleWrongType, where + " must be a mapping");
-      return false;
-    }
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      if (!seen.insert(k).second) {
-        Err(LineOf(kv.first), kRuleDuplicateKey, "key '" + k + "' appears twice in " + where);
-      }
-      if (std::find(required.begin(), required.end(), k) == required.end() &&
-          std::find(optional.begin(), optional.end(), k) == optional.end()) {
-        Err(LineOf(kv.first), kRuleUnknownKey, "unknown key '" + k + "' in " + where);
-      }
-    }
-    for (const std::string& r : required) {
-      if (!seen.count(r)) {
-        Err(LineOf(map) ? LineOf(map) : line, kRuleMissingKey,
-            "missing required key '" + r + "' in " + where);
-      }
-    }
-    return true;
-  }
+  Parser(std::string file, std::vector<Problem>* out) : YamlReader(std::move(file), out) {}
 
   std::optional<std::string> Str(const YAML::Node& n, const std::string& what) {
-    if (!n.IsScalar()) {
-      Err(At(n, what), kRuleWrongType, what + " must be a string");
-      return std::nullopt;
-    }
-    return n.Scalar();
+    return YamlReader::Str(n, what, At(n, what));
   }
-
-  // A plain (unquoted) scalar that is not a boolean.
-  std::optional<std::string> Plain(const YAML::Node& n) {
-    if (!n.IsScalar() || n.Tag() != "?") return std::nullopt;
-    return n.Scalar();
-  }
-
   std::optional<int> Int(const YAML::Node& n, const std::string& what) {
-    static const std::regex re("[-+]?[0-9]{1,9}");
-    auto s = Plain(n);
-    if (!s || !std::regex_match(*s, re)) {
-      Err(At(n, what), kRuleWrongType, what + " must be an integer");
-      return std::nullopt;
-    }
-    return std::stoi(*s);
+    return YamlReader::Int(n, what, At(n, what));
   }
-
   std::optional<double> Number(const YAML::Node& n, const std::string& what) {
-    static const std::regex re("[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-    auto s = Plain(n);
-    if (!s || !std::regex_match(*s, re)) {
-      Err(At(n, what), kRuleWrongType, what + " must be a number");
-      return std::nullopt;
-    }
-    return std::stod(*s);
+    return YamlReader::Number(n, what, At(n, what));
   }
-
   std::optional<bool> Bool(const YAML::Node& n, const std::string& what) {
-    auto s = Plain(n);
-    if (s == "true" || s == "True" || s == "TRUE") return true;
-    if (s == "false" || s == "False" || s == "FALSE") return false;
-    Err(At(n, what), kRuleWrongType, what + " must be a boolean (true or false)");
-    return std::nullopt;
+    return YamlReader::Bool(n, what, At(n, what));
   }
-
   std::optional<std::string> Enum(const YAML::Node& n, const std::string& what,
                                   const std::vector<std::string_view>& allowed) {
-    auto s = Str(n, what);
-    if (!s) return std::nullopt;
-    if (std::find(allowed.begin(), allowed.end(), *s) != allowed.end()) return s;
-    std::string list;
-    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    Err(LineOf(n), kRuleBadEnum, what + " '" + *s + "' is not one of " + list);
-    return std::nullopt;
+    return YamlReader::Enum(n, what, allowed, At(n, what));
   }
 
   std::optional<std::vector<Item>> Strings(const YAML::Node& n, const std::string& what) {
@@ -210,9 +147,6 @@ class Parser {
     return LineOf(n);
   }
   const std::map<std::string, int>* top_lines_ = nullptr;
-
-  std::string file_;
-  std::vector<Problem>* out_;
 };
 
 // A causal-chain hop, or the shown part of a red herring (which also takes `extra` keys).
@@ -259,7 +193,7 @@ bool Parser::ParseHop(const YAML::Node& h, const std::vector<std::string>& extra
 }
 
 bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
-  size_t before = out_->size();
+  size_t before = found();
   static const std::vector<std::string> required = {
       "id",     "title",     "family",       "difficulty", "symptom", "reported_node",
       "canary", "injection", "causal_chain", "scoring"};
@@ -419,7 +353,7 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       }
     }
   }
-  return out_->size() == before;
+  return found() == before;
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/strings.h"
+#include "base/yaml.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::graph {
@@ -69,59 +71,19 @@ const Edge* Graph::FindEdge(std::string_view source, std::string_view target) co
 
 namespace {
 
-int LineOf(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+using base::YamlReader;
+constexpr auto LineOf = &YamlReader::LineOf;
 
-class Parser {
+// The graph's shapes over base::YamlReader.
+class Parser : public YamlReader {
  public:
-  Parser(std::string file, std::vector<GraphError>* out) : file_(std::move(file)), out_(out) {}
+  Parser(std::string file, std::vector<GraphError>* out) : YamlReader(std::move(file), out) {}
 
-  void Err(int line, const char* rule, std::string message) {
-    out_->push_back({file_, line, rule, std::move(message)});
-  }
-
+  // A mapping with every required key (the graph stops at the first part that lacks one).
   bool Keys(const YAML::Node& map, const std::vector<std::string>& required,
             const std::vector<std::string>& optional, const std::string& where, int line) {
-    if (!map.IsMap()) {
-      Err(LineOf(map) ? LineOf(map) : line, kRuleWrongType, where + " must be a mapping");
-      return false;
-    }
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      if (!seen.insert(k).second) {
-        Err(LineOf(kv.first), kRuleDuplicateKey, "key '" + k + "' appears twice in " + where);
-      }
-      if (std::find(required.begin(), required.end(), k) == required.end() &&
-          std::find(optional.begin(), optional.end(), k) == optional.end()) {
-        Err(LineOf(kv.first), kRuleUnknownKey, "unknown key '" + k + "' in " + where);
-      }
-    }
-    bool ok = true;
-    for (const std::string& r : required) {
-      if (!seen.count(r)) {
-        Err(LineOf(map) ? LineOf(map) : line, kRuleMissingKey,
-            "missing required key '" + r + "' in " + where);
-        ok = false;
-      }
-    }
-    return ok;
-  }
-
-  std::optional<std::string> Str(const YAML::Node& n, const std::string& what, int line) {
-    if (!n.IsScalar()) {
-      Err(LineOf(n) ? LineOf(n) : line, kRuleWrongType, what + " must be a string");
-      return std::nullopt;
-    }
-    return n.Scalar();
-  }
-
-  std::optional<double> Number(const YAML::Node& n, const std::string& what, int line) {
-    static const std::regex re("[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-    if (!n.IsScalar() || n.Tag() != "?" || !std::regex_match(n.Scalar(), re)) {
-      Err(LineOf(n) ? LineOf(n) : line, kRuleWrongType, what + " must be a number");
-      return std::nullopt;
-    }
-    return std::stod(n.Scalar());
+    bool complete = false;
+    return YamlReader::Keys(map, required, optional, where, line, &complete) && complete;
   }
 
   std::vector<std::string> StrList(const YAML::Node& n, const std::string& what, int line) {
@@ -188,7 +150,7 @@ class Parser {
 
   bool ParseEdge(const YAML::Node& n, const std::set<std::string>& nodes, Edge* e) {
     e->line = LineOf(n);
-    const size_t errors_before = out_->size();
+    const size_t errors_before = found();
     if (!Keys(n, {"source", "target", "propagation", "latency_s", "evidence", "note"},
               {"symptom", "measured_by", "slurm_version", "sources", "untested", "untested_mode",
                "reference"},
@@ -320,7 +282,7 @@ class Parser {
             name + ": source '" + url + "' is not an https:// URL");
       }
     }
-    return out_->size() == errors_before;
+    return found() == errors_before;
   }
 
   void ParseMeasuredBy(const YAML::Node& m, Edge* e) {
@@ -352,15 +314,7 @@ class Parser {
     e->measured_by.push_back(std::move(by));
   }
 
-  static std::string Trim(const std::string& s) {
-    size_t b = s.find_first_not_of(" \t\n");
-    if (b == std::string::npos) return "";
-    return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-  }
-
- private:
-  std::string file_;
-  std::vector<GraphError>* out_;
+  static std::string Trim(const std::string& s) { return std::string(base::Trim(s, " \t\n")); }
 };
 
 }  // namespace
