@@ -87,17 +87,27 @@ SignalResult SignalHolds(mcp::Backend& backend, const Signal& signal) {
   return {false, what + ", nothing matches /" + signal.match + "/"};
 }
 
-bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail) {
+bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail,
+              const std::string& slurm_version) {
   if (hop.signals.empty()) {
     if (detail) *detail = "no signals";
     return false;
   }
-  bool all = true;
+  bool all = true, any = false;
   std::string d;
   for (const Signal& s : hop.signals) {
+    if (!s.AppliesTo(slurm_version)) continue;
+    any = true;
     SignalResult r = SignalHolds(backend, s);
     all = all && r.holds;
     d += (d.empty() ? "" : "; ") + r.detail;
+  }
+  if (!any) {
+    if (detail) {
+      *detail = "no signal of this hop describes Slurm " +
+                (slurm_version.empty() ? std::string("of unknown release") : slurm_version);
+    }
+    return false;
   }
   if (detail) *detail = d;
   return all;
@@ -220,9 +230,9 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
     at = std::max(at, first_after);
     replay->SetOffset(at);
     std::string after, before;
-    bool holds = HopHolds(*replay, hop, &after);
+    bool holds = HopHolds(*replay, hop, &after, replay->slurm_version());
     replay->SetOffset(baseline);
-    bool held_before = HopHolds(*replay, hop, &before);
+    bool held_before = HopHolds(*replay, hop, &before, replay->slurm_version());
     if (!holds) {
       r.detail = "at " + std::to_string(static_cast<int>(at)) + " s: " + after;
     } else if (held_before) {

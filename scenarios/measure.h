@@ -44,7 +44,10 @@ struct SignalResult {
 SignalResult SignalHolds(mcp::Backend& backend, const Signal& signal);
 
 // All of a hop's signals hold (false when it has none).
-bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail = nullptr);
+// Only the signals that apply to slurm_version (Signal::AppliesTo) are read; a hop none of whose
+// signals applies does not hold ("shows no signal on Slurm X").
+bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail = nullptr,
+              const std::string& slurm_version = "");
 
 struct HopResult {
   int hop = 0;  // 1-based

@@ -110,6 +110,43 @@ TEST_F(MeasureTest, EvidenceThatNeverShowsIsNotMeasured) {
   EXPECT_NE(m.hops[0].detail.find("nothing matches"), std::string::npos) << m.hops[0].detail;
 }
 
+// A signal scoped to releases is read only on bundles of those releases (22.05.8 here).
+TEST_F(MeasureTest, ASignalOfAnotherReleaseIsNotReadAndAHopWithNoneDoesNotHold) {
+  Write(5);
+  Scenario s = S06();
+  ASSERT_FALSE(s.causal_chain[0].signals.empty());
+  // Scoped to 22.05, the recording's release: measured as before.
+  for (Signal& g : s.causal_chain[0].signals) g.releases = {"22.05"};
+  Measurement m = MeasureScenario(s, dir_.string());
+  EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
+  // Scoped to 25.11 only: nothing describes this recording, and the hop says so.
+  for (Signal& g : s.causal_chain[0].signals) g.releases = {"25.11"};
+  m = MeasureScenario(s, dir_.string());
+  EXPECT_FALSE(m.hops[0].measured);
+  EXPECT_NE(m.hops[0].detail.find("no signal of this hop describes Slurm 22.05.8"),
+            std::string::npos)
+      << m.hops[0].detail;
+  // A signal that never shows, scoped away, no longer decides the hop.
+  Signal never{.topic = "logs", .match = "no such line", .releases = {"25.11"}};
+  s.causal_chain[0].signals = S06().causal_chain[0].signals;
+  s.causal_chain[0].signals.push_back(never);
+  m = MeasureScenario(s, dir_.string());
+  EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
+}
+
+TEST(Signal, AppliesToItsReleasesByPrefix) {
+  Signal any;
+  EXPECT_TRUE(any.AppliesTo("25.11.4"));
+  EXPECT_TRUE(any.AppliesTo(""));
+  Signal s{.releases = {"25.11"}};
+  EXPECT_TRUE(s.AppliesTo("25.11.4"));
+  EXPECT_TRUE(s.AppliesTo("25.11"));
+  EXPECT_FALSE(s.AppliesTo("25.1"));
+  EXPECT_FALSE(s.AppliesTo("22.05.8"));
+  EXPECT_FALSE(s.AppliesTo("25.111.0"));
+  EXPECT_FALSE(s.AppliesTo(""));
+}
+
 TEST_F(MeasureTest, ALaterHopIsCheckedAtItsOwnOffset) {
   Write(5);
   Scenario s = S06();

@@ -55,6 +55,14 @@ std::string Sha256Hex(const std::string& text, std::size_t hex_chars) {
 
 std::string Scenario::TaskId() const { return "T-" + Sha256Hex(canary, 10); }
 
+bool Signal::AppliesTo(const std::string& slurm_version) const {
+  if (releases.empty()) return true;
+  for (const std::string& r : releases) {
+    if (slurm_version == r || slurm_version.rfind(r + ".", 0) == 0) return true;
+  }
+  return false;
+}
+
 double Scenario::CreditFor(const std::string& node) const {
   for (const Credit& c : scoring) {
     if (c.node == node) return c.credit;
@@ -172,7 +180,8 @@ bool Parser::ParseHop(const YAML::Node& h, const std::vector<std::string>& extra
     for (const auto& e : sg) {
       Signal sig;
       sig.line = LineOf(e);
-      if (!Keys(e, {"topic"}, {"filters", "daemon", "outcome", "match"}, "signal", sig.line)) {
+      if (!Keys(e, {"topic"}, {"filters", "daemon", "outcome", "match", "releases"}, "signal",
+                sig.line)) {
         continue;
       }
       if (e["topic"]) sig.topic = Str(e["topic"], "signal topic").value_or("");
@@ -185,6 +194,17 @@ bool Parser::ParseHop(const YAML::Node& h, const std::vector<std::string>& extra
       if (e["filters"] && !e["filters"].IsNull()) {
         sig.filters = StringMap(e["filters"], "signal filters")
                           .value_or(std::vector<std::pair<std::string, std::string>>{});
+      }
+      if (e["releases"]) {
+        static const std::regex release("[0-9]{2}\\.[0-9]{2}");
+        for (const Item& r : Strings(e["releases"], "signal releases").value_or(std::vector<Item>{})) {
+          if (!std::regex_match(r.value, release)) {
+            Err(r.line, kRuleWrongType,
+                "signal release '" + r.value + "' must be a Slurm release such as 25.11");
+            continue;
+          }
+          sig.releases.push_back(r.value);
+        }
       }
       hop->signals.push_back(std::move(sig));
     }

@@ -38,7 +38,14 @@ struct Signal {
   std::string daemon;   // logs only: slurmctld, slurmdbd or slurmd (default slurmctld)
   std::string outcome = "ok";  // ok, failed or timed_out
   std::string match;    // RE2, searched in stdout, stderr and the cause; empty: any
+  // The Slurm releases ("22.05", "25.11") whose evidence this signal describes; empty: every
+  // release. Where a release shows a hop differently (25.11's squeue fails to connect where
+  // 22.05's times out), the hop carries one signal per release.
+  std::vector<std::string> releases;
   int line = 0;
+  // Whether the signal describes evidence recorded on slurm_version ("25.11.4"); "" (unknown)
+  // matches only a signal that names no release.
+  bool AppliesTo(const std::string& slurm_version) const;
 };
 
 struct Hop {

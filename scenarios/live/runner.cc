@@ -276,14 +276,14 @@ TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
     for (const auto& snap : replay->snapshots()) {
       if (snap.offset_seconds < 0) continue;
       replay->SetOffset(snap.offset_seconds);
-      if (sc::HopHolds(*replay, hop)) {
+      if (sc::HopHolds(*replay, hop, nullptr, replay->slurm_version())) {
         first = snap.offset_seconds;
         break;
       }
     }
     replay->SetOffset(-1);
     r.first_seen.push_back(first);
-    r.held_before.push_back(sc::HopHolds(*replay, hop));
+    r.held_before.push_back(sc::HopHolds(*replay, hop, nullptr, replay->slurm_version()));
   }
   return r;
 }
@@ -690,7 +690,7 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
     // Evidence that is there before the fault is no evidence of it.
     SinceBackend before(LiveOptionsFor(lab, host, 20), start);
     std::string detail;
-    if (sc::HopHolds(before, first, &detail)) {
+    if (sc::HopHolds(before, first, &detail, lab.SlurmVersion())) {
       r.detail = "already held before the fault: " + detail;
       HealScenario(lab, s, progress);
       return r;
@@ -730,7 +730,7 @@ SmokeResult SmokeScenario(Lab& lab, const sc::Scenario& s, int window_s, std::os
     // The live back-end resolves nvidia-smi when made: a fresh one sees a test double.
     SinceBackend fresh(LiveOptionsFor(lab, host, 20), start);
     std::string detail;
-    bool holds = sc::HopHolds(fresh, first, &detail);
+    bool holds = sc::HopHolds(fresh, first, &detail, lab.SlurmVersion());
     double t = std::chrono::duration<double>(Clock::now() - t0).count();
     r.detail = detail;
     if (holds) {
