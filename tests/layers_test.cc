@@ -1,0 +1,178 @@
+// The module map as a test: which folder may include which (README.md, "Layout"). Every
+// `#include "x/..."` of a library file (tests and fuzzers aside) must follow an edge declared
+// here; a new edge fails until it is declared, and a declared edge nothing uses fails too, so
+// the map cannot drift from the tree. The few files that still cross the map are named, each
+// with the step of issue #19 that removes it.
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = SLURM_RCA_SOURCE_DIR;
+
+// Module -> the modules it may include, lowest layer first. A module is a folder; the deepest
+// listed folder that holds a file is its module.
+const std::map<std::string, std::set<std::string>>& Allowed() {
+  static const std::map<std::string, std::set<std::string>> m = {
+      {"base", {}},
+      {"guard", {}},
+      {"skills", {"base"}},
+      {"mcp", {"base", "guard", "skills"}},
+      {"scenarios", {"base", "mcp"}},
+      {"scenarios/live", {"base", "guard", "mcp", "scenarios"}},
+      {"agents/llm", {"base", "scenarios"}},
+      {"agents/graph", {"base", "scenarios"}},
+      {"agents", {"guard", "mcp", "scenarios", "agents/llm", "agents/graph"}},
+      {"grader", {"base", "scenarios"}},
+  };
+  return m;
+}
+
+// Files that cross the map today, and the step of issue #19 that moves them.
+const std::map<std::string, std::string>& Crossings() {
+  static const std::map<std::string, std::string> m = {
+      {"grader/rca_bench_main.cc", "item 2: the rca-bench command moves out of the grader"},
+      {"grader/agent_commands.cc", "item 2: diagnose and the agent commands move out"},
+      {"grader/agent_commands.h", "item 2: diagnose and the agent commands move out"},
+      {"skills/mcp_surface.cc", "item 4: the tool surface moves below skills"},
+  };
+  return m;
+}
+
+std::string ModuleOf(const fs::path& rel) {
+  std::string best;
+  std::string dir = rel.parent_path().string();
+  for (const auto& [module, deps] : Allowed()) {
+    if ((dir == module || dir.rfind(module + "/", 0) == 0) && module.size() > best.size()) {
+      best = module;
+    }
+  }
+  return best;
+}
+
+bool IsLibraryFile(const fs::path& p) {
+  std::string name = p.filename().string();
+  std::string ext = p.extension().string();
+  if (ext != ".cc" && ext != ".h") return false;
+  if (name.find("_test") != std::string::npos || name.find("test_") == 0) return false;
+  if (name.find("fake_") == 0 || name.find("_fuzz") != std::string::npos) return false;
+  return p.string().find("/fuzz/") == std::string::npos &&
+         p.string().find("/testdata/") == std::string::npos;
+}
+
+struct Edge {
+  std::string from, to, file;
+};
+
+std::vector<Edge> Edges() {
+  static const RE2 include(R"re(^#include "([a-z_]+(?:/[a-z_]+)*)/[A-Za-z0-9_.]+")re");
+  std::vector<Edge> out;
+  for (const auto& [module, deps] : Allowed()) {
+    for (const fs::directory_entry& e : fs::recursive_directory_iterator(kRoot / module)) {
+      if (!e.is_regular_file() || !IsLibraryFile(e.path())) continue;
+      fs::path rel = fs::relative(e.path(), kRoot);
+      if (ModuleOf(rel) != module) continue;  // a deeper module's file
+      std::ifstream in(e.path());
+      std::string line, dir;
+      while (std::getline(in, line)) {
+        if (!RE2::PartialMatch(line, include, &dir)) continue;
+        std::string to = ModuleOf(fs::path(dir) / "x.h");
+        if (to.empty() || to == module) continue;
+        out.push_back({module, to, rel.string()});
+      }
+    }
+  }
+  return out;
+}
+
+TEST(LayersTest, EveryIncludeFollowsTheModuleMap) {
+  std::vector<Edge> edges = Edges();
+  ASSERT_GT(edges.size(), 50u);  // the scan found the tree
+  std::vector<std::string> offenders;
+  for (const Edge& e : edges) {
+    if (Allowed().at(e.from).count(e.to) || Crossings().count(e.file)) continue;
+    offenders.push_back(e.file + " (" + e.from + ") includes " + e.to);
+  }
+  std::string all;
+  for (const std::string& o : offenders) all += "\n  " + o;
+  EXPECT_TRUE(offenders.empty()) << "includes against the module map (tests/layers_test.cc):"
+                                 << all;
+}
+
+TEST(LayersTest, TheMapIsADagAndEveryEdgeIsUsed) {
+  // Acyclic: a module may include only modules declared before it in layer order.
+  std::map<std::string, int> depth;
+  std::function<int(const std::string&, int)> Depth = [&](const std::string& m, int guard) {
+    EXPECT_LT(guard, 20) << "a cycle through " << m;
+    if (guard >= 20) return 0;
+    int d = 0;
+    for (const std::string& dep : Allowed().at(m)) d = std::max(d, Depth(dep, guard + 1) + 1);
+    return d;
+  };
+  for (const auto& [m, deps] : Allowed()) depth[m] = Depth(m, 0);
+  EXPECT_EQ(depth["base"], 0);
+  std::set<std::pair<std::string, std::string>> used;
+  for (const Edge& e : Edges()) {
+    if (!Crossings().count(e.file)) used.insert({e.from, e.to});
+  }
+  for (const auto& [m, deps] : Allowed()) {
+    for (const std::string& d : deps) {
+      EXPECT_TRUE(used.count({m, d})) << m << " may include " << d
+                                      << " but nothing does: take the edge out of the map";
+    }
+  }
+  // Each crossing still crosses: one that no longer does leaves the list.
+  std::set<std::string> crossing;
+  for (const Edge& e : Edges()) {
+    if (!Allowed().at(e.from).count(e.to)) crossing.insert(e.file);
+  }
+  for (const auto& [file, why] : Crossings()) {
+    EXPECT_TRUE(crossing.count(file)) << file << " no longer crosses the map; remove it from "
+                                      << "Crossings() (" << why << ")";
+  }
+}
+
+// Each module's README names what its folder builds: every library and every binary that is not
+// a test or a benchmark (the docs drifted once; this keeps them honest).
+TEST(LayersTest, EveryModuleReadmeNamesItsLibrariesAndBinaries) {
+  static const RE2 target(R"re((?m)^\s*add_(?:library|executable)\(([A-Za-z0-9_-]+))re");
+  int checked = 0;
+  std::vector<std::string> missing;
+  for (const auto& [module, deps] : Allowed()) {
+    fs::path cmake = kRoot / module / "CMakeLists.txt";
+    fs::path readme = kRoot / module / "README.md";
+    if (!fs::exists(cmake)) continue;
+    std::ifstream c(cmake), r(readme);
+    std::stringstream cs, rs;
+    cs << c.rdbuf();
+    rs << r.rdbuf();
+    std::string text = cs.str(), doc = rs.str();
+    re2::StringPiece in(text);
+    std::string name;
+    while (RE2::FindAndConsume(&in, target, &name)) {
+      if (name.find("test") != std::string::npos || name.find("bench") != std::string::npos ||
+          name.find("fuzz") != std::string::npos || name.find('$') != std::string::npos) {
+        continue;
+      }
+      ++checked;
+      if (doc.find(name) == std::string::npos) missing.push_back(module + "/README.md: " + name);
+    }
+  }
+  std::string all;
+  for (const std::string& m : missing) all += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << "targets a module README does not name:" << all;
+  EXPECT_GE(checked, 15);
+}
+
+}  // namespace
