@@ -1,8 +1,8 @@
 // The agent commands of rca-bench: run, diagnose, collect, configs, graph, fit-abstention. Each
 // takes its parsed options and the loaded suite and returns the exit code (0 ok, 1 failure,
 // 2 usage).
-#ifndef SLURM_RCA_GRADER_AGENT_COMMANDS_H_
-#define SLURM_RCA_GRADER_AGENT_COMMANDS_H_
+#ifndef SLURM_RCA_CLI_AGENT_COMMANDS_H_
+#define SLURM_RCA_CLI_AGENT_COMMANDS_H_
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 #include "agents/llm/backend.h"
 #include "scenarios/scenario.h"
 
-namespace slurm_rca::grader {
+namespace slurm_rca::cli {
 
 struct ModelOptions {
   agents::BackendConfig backend;  // kind empty: no model (reference configurations only)
@@ -66,6 +66,6 @@ int GraphCommand(const std::string& what, const std::string& component,
 int FitAbstentionCommand(const std::string& submission, const std::string& config,
                          const std::vector<scenarios::Scenario>& suite);
 
-}  // namespace slurm_rca::grader
+}  // namespace slurm_rca::cli
 
-#endif  // SLURM_RCA_GRADER_AGENT_COMMANDS_H_
+#endif  // SLURM_RCA_CLI_AGENT_COMMANDS_H_

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "agents/graph/graph.h"
-#include "grader/agent_commands.h"
+#include "cli/agent_commands.h"
 #include "grader/baselines.h"
 #include "grader/leaderboard.h"
 #include "grader/score.h"
@@ -491,7 +491,7 @@ int main(int argc, char** argv) {
       "fingerprint", "The suite fingerprint a submission's header must carry");
 
   // --- agents: run, diagnose, collect, configs, graph, fit-abstention -------------------------
-  auto add_model = [](CLI::App* cmd, slurm_rca::grader::ModelOptions* m) {
+  auto add_model = [](CLI::App* cmd, slurm_rca::cli::ModelOptions* m) {
     cmd->add_option("--backend", m->backend.kind, "Model back-end: openai (any OpenAI-compatible "
                     "server: vLLM, llama.cpp, Ollama), anthropic, or scripted (tests)")
         ->check(CLI::IsMember({"openai", "anthropic", "scripted"}));
@@ -509,7 +509,7 @@ int main(int argc, char** argv) {
     cmd->add_option("--timeout", m->backend.timeout_s, "Seconds per model request")
         ->capture_default_str();
   };
-  slurm_rca::grader::RunCommandOptions run_options;
+  slurm_rca::cli::RunCommandOptions run_options;
   CLI::App* run_cmd = app.add_subcommand(
       "run", "Run configurations over scenarios (replay: the recorded bundles; live: a fresh lab "
              "with the fault injected), write submissions and transcripts, score them");
@@ -549,7 +549,7 @@ int main(int argc, char** argv) {
                       "for the lab, instead of Debian's 22.05")
       ->check(CLI::ExistingDirectory);
 
-  slurm_rca::grader::DiagnoseOptions diag;
+  slurm_rca::cli::DiagnoseOptions diag;
   CLI::App* diagnose = app.add_subcommand(
       "diagnose", "On call: one configuration diagnoses a symptom on a live cluster through "
                   "slurm-mcp, read-only, and proposes actions without taking any");
@@ -675,20 +675,20 @@ int main(int argc, char** argv) {
       std::cerr << "rca-bench: graph causes COMPONENT\n";
       return kUsage;
     }
-    return slurm_rca::grader::GraphCommand(graph_what, graph_component, graph_severity);
+    return slurm_rca::cli::GraphCommand(graph_what, graph_component, graph_severity);
   }
-  if (*diagnose) return slurm_rca::grader::DiagnoseCommand(diag);
+  if (*diagnose) return slurm_rca::cli::DiagnoseCommand(diag);
   if (*run_cmd || *collect || *configs_cmd || *fit) {
     sc::Suite suite;
     int code = 0;
     if (!LoadScenarios({}, &suite, &code)) return code;
     if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
     CutToRecorded(&suite);
-    if (*configs_cmd) return slurm_rca::grader::ConfigsCommand(suite.scenarios);
-    if (*collect) return slurm_rca::grader::CollectCommand(parts_dir, collect_out, suite.scenarios);
-    if (*fit) return slurm_rca::grader::FitAbstentionCommand(fit_submission, fit_config, suite.scenarios);
+    if (*configs_cmd) return slurm_rca::cli::ConfigsCommand(suite.scenarios);
+    if (*collect) return slurm_rca::cli::CollectCommand(parts_dir, collect_out, suite.scenarios);
+    if (*fit) return slurm_rca::cli::FitAbstentionCommand(fit_submission, fit_config, suite.scenarios);
     run_options.score = !no_score;
-    return slurm_rca::grader::RunCommand(run_options, suite.scenarios);
+    return slurm_rca::cli::RunCommand(run_options, suite.scenarios);
   }
   if (*validate) return ValidateScenarios(validate_paths, !no_bundles);
   if (*list) return ListScenarios();

@@ -1,4 +1,4 @@
-#include "grader/agent_commands.h"
+#include "cli/agent_commands.h"
 
 #include <unistd.h>
 
@@ -25,7 +25,9 @@
 #include "scenarios/live/runner.h"
 #include "scenarios/measure.h"
 
-namespace slurm_rca::grader {
+namespace slurm_rca::cli {
+
+using namespace slurm_rca::grader;  // scoring and baselines are what these commands report
 
 namespace fs = std::filesystem;
 namespace sc = scenarios;
@@ -657,4 +659,4 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
   return 0;
 }
 
-}  // namespace slurm_rca::grader
+}  // namespace slurm_rca::cli
