@@ -805,13 +805,19 @@ int main(int argc, char** argv) {
           failed += " " + s->id;
         }
         std::cout.flush();
+        if (slurm_rca::live::Interrupted()) {
+          Fail("interrupted; not recorded:" + failed);
+          return 128 + slurm_rca::live::Interrupted();
+        }
       }
       if (!failed.empty()) return Fail("not recorded:" + failed);
       return 0;
     }
     if (*smoke) {
       smoke_options.window_s = window;
-      return slurm_rca::live::SmokeSuite(chosen, smoke_options, std::cout) == 0 ? 0 : 1;
+      int missed = slurm_rca::live::SmokeSuite(chosen, smoke_options, std::cout);
+      if (slurm_rca::live::Interrupted()) return 128 + slurm_rca::live::Interrupted();
+      return missed == 0 ? 0 : 1;
     }
     Lab lab(options);
     if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");

@@ -1,9 +1,11 @@
 #include "scenarios/live/runner.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -36,6 +38,50 @@ using Clock = std::chrono::steady_clock;
 
 // Waits for any child to end: its pid and exit code (128 + signal when killed); pid <= 0 when
 // there is none.
+// Ctrl-C or SIGTERM while children run labs: the parent notes it (waitpid returns EINTR), stops
+// the children and takes their labs down by PID, so an interrupted record or smoke leaves nothing
+// running. Children get the default handlers back: they die, their labs are the parent's to stop.
+std::atomic<int> g_interrupted{0};
+
+void OnInterrupt(int sig) { g_interrupted.store(sig); }
+
+class InterruptWatch {
+ public:
+  InterruptWatch() {
+    struct sigaction sa {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: waitpid must return
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptWatch() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  static void InChild() {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// Stops each child (SIGTERM, reaped) and takes down the lab in its directory.
+void StopChildren(const std::map<pid_t, std::string>& lab_of, std::ostream& progress) {
+  for (const auto& [pid, dir] : lab_of) ::kill(pid, SIGTERM);
+  for (const auto& [pid, dir] : lab_of) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  for (const auto& [pid, dir] : lab_of) {
+    Lab lab(LabOptions{.dir = dir});
+    if (lab.exists()) lab.Down(progress);
+  }
+}
+
 std::pair<pid_t, int> WaitAnyChild() {
   int status = 0;
   pid_t pid = ::waitpid(-1, &status, 0);
@@ -529,7 +575,15 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
     started = o.trials;
     std::fill(exit_status.begin(), exit_status.end(), 0);
   }
+  InterruptWatch watch;
   while (started < o.trials || !running.empty()) {
+    if (int sig = Interrupted()) {
+      std::map<pid_t, std::string> labs;
+      for (const auto& [pid, k] : running) labs[pid] = (trial_dir(k) / "lab").string();
+      StopChildren(labs, progress);
+      return Status::Error("interrupted (signal " + std::to_string(sig) + "): " +
+                           std::to_string(labs.size()) + " trial(s) stopped, their labs down");
+    }
     if (started < o.trials && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
       int k = started++;
       fs::create_directories(trial_dir(k) / "bundle", ec);
@@ -539,6 +593,7 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
       progress.flush();
       pid_t pid = ::fork();
       if (pid == 0) {
+        InterruptWatch::InChild();
         std::ofstream log(trial_dir(k) / "trial.log");
         Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k, o,
                                 trial_dir(k) / "bundle", log);
@@ -555,7 +610,7 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   // A trial that failed (a daemon that did not come up in time on this busy machine) is run
   // once more, alone.
   for (int k = 0; k < o.trials; ++k) {
-    if (exit_status[k] == 0 || o.reuse_trials) continue;
+    if (exit_status[k] == 0 || o.reuse_trials || Interrupted()) continue;
     progress << "  trial " << k + 1 << " of " << s.id << " failed; running it once more\n";
     progress.flush();
     fs::remove_all(trial_dir(k) / "bundle", ec);
@@ -818,12 +873,26 @@ int SmokeSuite(const std::vector<const sc::Scenario*>& scenarios, const SmokeSui
       running.erase(it);
     };
     out.flush();
+    InterruptWatch watch;
+    auto stop_all = [&] {
+      std::map<pid_t, std::string> labs;
+      for (const auto& [pid, slot_log] : running) labs[pid] = slot_options(slot_log.first).dir;
+      StopChildren(labs, out);
+      out << "interrupted: " << labs.size() << " scenario(s) stopped, their labs down\n";
+      missed += static_cast<int>(labs.size());
+      running.clear();
+    };
     for (const sc::Scenario* s : scenarios) {
-      while (static_cast<int>(running.size()) >= jobs) reap_one();
+      while (static_cast<int>(running.size()) >= jobs && !Interrupted()) reap_one();
+      if (Interrupted()) {
+        stop_all();
+        break;
+      }
       int slot = static_cast<int>(std::find(busy.begin(), busy.end(), false) - busy.begin());
       fs::path log = fs::path(o.lab.dir) / (s->TaskId() + ".log");
       pid_t pid = ::fork();
       if (pid == 0) {
+        InterruptWatch::InChild();
         std::ofstream file(log);
         bool ok = SmokeInFreshLab(*s, slot_options(slot), o.window_s, file);
         file.flush();
@@ -837,7 +906,8 @@ int SmokeSuite(const std::vector<const sc::Scenario*>& scenarios, const SmokeSui
       busy[static_cast<size_t>(slot)] = true;
       running[pid] = {slot, log};
     }
-    while (!running.empty()) reap_one();
+    while (!running.empty() && !Interrupted()) reap_one();
+    if (!running.empty()) stop_all();
   }
   double took = std::chrono::duration<double>(Clock::now() - started).count();
   out << scenarios.size() - static_cast<size_t>(missed) << " of " << scenarios.size()
@@ -845,5 +915,7 @@ int SmokeSuite(const std::vector<const sc::Scenario*>& scenarios, const SmokeSui
       << " s, " << jobs << " at once)\n";
   return missed;
 }
+
+int Interrupted() { return g_interrupted.load(); }
 
 }  // namespace slurm_rca::live

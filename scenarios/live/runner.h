@@ -102,6 +102,10 @@ struct SmokeSuiteOptions {
 int SmokeSuite(const std::vector<const scenarios::Scenario*>& scenarios,
                const SmokeSuiteOptions& options, std::ostream& out);
 
+// The signal (SIGINT, SIGTERM) that interrupted a record or smoke run, 0 when none: their
+// children were stopped and their labs taken down; the caller should stop too.
+int Interrupted();
+
 }  // namespace slurm_rca::live
 
 #endif  // SLURM_RCA_SCENARIOS_LIVE_RUNNER_H_
