@@ -1,0 +1,179 @@
+// rca-bench run, diagnose, collect, configs, graph, fit-abstention: the agents.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/agent_commands.h"
+#include "cli/common.h"
+#include "scenarios/measure.h"
+
+namespace slurm_rca::cli {
+namespace {
+
+namespace sc = slurm_rca::scenarios;
+
+class AgentCommandGroup : public CommandGroup {
+ public:
+  explicit AgentCommandGroup(CLI::App& app) {
+    // --- agents: run, diagnose, collect, configs, graph, fit-abstention -------------------------
+    auto add_model = [](CLI::App* cmd, slurm_rca::cli::ModelOptions* m) {
+      cmd->add_option("--backend", m->backend.kind,
+                      "Model back-end: openai (any OpenAI-compatible "
+                      "server: vLLM, llama.cpp, Ollama), anthropic, or scripted (tests)")
+          ->check(CLI::IsMember({"openai", "anthropic", "scripted"}));
+      cmd->add_option("--model", m->backend.model, "Model name the endpoint knows");
+      cmd->add_option("--base-url", m->backend.base_url,
+                      "Endpoint (default: $OPENAI_BASE_URL or https://api.openai.com/v1; "
+                      "https://api.anthropic.com)");
+      cmd->add_option("--api-key-env", m->backend.api_key_env,
+                      "Variable holding the key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
+      cmd->add_option("--ca-file", m->backend.ca_file, "PEM of trusted CAs for HTTPS")
+          ->check(CLI::ExistingFile);
+      cmd->add_option("--script", m->backend.script, "Scripted back-end: the JSON script")
+          ->check(CLI::ExistingFile);
+      cmd->add_option("--max-tokens", m->backend.max_tokens, "Per reply")->capture_default_str();
+      cmd->add_option("--timeout", m->backend.timeout_s, "Seconds per model request")
+          ->capture_default_str();
+    };
+    run_cmd = app.add_subcommand(
+        "run",
+        "Run configurations over scenarios (replay: the recorded bundles; live: a fresh lab "
+        "with the fault injected), write submissions and transcripts, score them");
+    run_cmd
+        ->add_option("--config", run_options.configs,
+                     "Configuration(s): A-E, folk, graphwalk, ticketonly (rca-bench configs), or "
+                     "a file")
+        ->required();
+    add_model(run_cmd, &run_options.model);
+    run_cmd->add_option("--scenarios", run_options.scenarios, "all, or comma-separated ids")
+        ->capture_default_str();
+    run_cmd->add_option("--mode", run_options.mode, "replay or live (root)")
+        ->check(CLI::IsMember({"replay", "live"}))
+        ->capture_default_str();
+    run_cmd->add_option("--repeats", run_options.repeats, "Runs of each configuration")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    run_cmd->add_option("--first-repeat", run_options.first_repeat, "Number of the first repeat")
+        ->check(CLI::Range(1, 100000));
+    run_cmd->add_option("--out", run_options.out, "Results directory")->capture_default_str();
+    run_cmd->add_option("--offset", run_options.offset_s,
+                        "Replay: seconds after the fault the evidence is shown at (default: each "
+                        "scenario's observe_s)");
+    run_cmd->add_option("--slurm", run_options.slurm_script,
+                        "Write a Slurm job-array script (one task per configuration x scenario x "
+                        "repeat) instead of running; merge with rca-bench collect");
+    run_cmd->add_flag("--no-score", no_score, "Write the submissions only");
+    run_cmd->add_option("--slurm-mcp", run_options.slurm_mcp,
+                        "slurm-mcp binary (default: next to "
+                        "rca-bench)");
+    run_cmd->add_option("--port-base", run_options.port_base, "Live: the lab's port base")
+        ->capture_default_str();
+    run_cmd->add_option("--lab-dir", run_options.lab_dir, "Live: the lab's directory")
+        ->capture_default_str();
+    AddProfile(run_cmd, &run_options.profile, &run_options.seed);
+    // --slurm is taken here (the array script), so the lab's release is --lab-slurm.
+    run_cmd
+        ->add_option("--lab-slurm", run_options.slurm_prefix,
+                     "--mode live: a Slurm release built by scripts/build-slurm.sh (its prefix) "
+                     "for the lab, instead of Debian's 22.05")
+        ->check(CLI::ExistingDirectory);
+
+    diagnose = app.add_subcommand(
+        "diagnose",
+        "On call: one configuration diagnoses a symptom on a live cluster through "
+        "slurm-mcp, read-only, and proposes actions without taking any");
+    diagnose->add_option("--config", diag.config, "Configuration")->capture_default_str();
+    diagnose->add_option("--symptom", diag.symptom, "What is wrong, in the reporter's words")
+        ->required();
+    add_model(diagnose, &diag.model);
+    diagnose->add_option("--slurm-conf", diag.slurm_conf, "SLURM_CONF of the cluster");
+    diagnose->add_option("--log-file", diag.log_files, "DAEMON=PATH of a Slurm log, repeatable");
+    diagnose->add_option("--clusters", diag.clusters, "Cluster names -M may name");
+    diagnose->add_option("--replay", diag.replay, "A recorded bundle instead of the cluster");
+    diagnose->add_option("--offset", diag.offset_s, "Replay: seconds after the fault")
+        ->capture_default_str();
+    diagnose->add_option("--transcript", diag.transcript, "Write the run's transcript here");
+    diagnose->add_option("--slurm-mcp", diag.slurm_mcp, "slurm-mcp binary");
+    diagnose->add_flag("--json", diag.json, "The answer as JSON");
+
+    collect = app.add_subcommand(
+        "collect",
+        "Merge the parts of a --slurm run into one submission per configuration, model "
+        "and repeat");
+    collect->add_option("parts", parts_dir, "The parts directory (OUT/parts)")->required();
+    collect->add_option("--out", collect_out, "Where the merged submissions go")
+        ->capture_default_str();
+
+    configs_cmd = app.add_subcommand("configs",
+                                     "The agent configurations (agents/configs) with their hashes");
+
+    graph_cmd = app.add_subcommand(
+        "graph", "The dependency graph: causes COMPONENT (and what is ruled out), stats, summary");
+    graph_cmd->add_option("what", graph_what, "causes, stats or summary")
+        ->check(CLI::IsMember({"causes", "stats", "summary"}))
+        ->capture_default_str();
+    graph_cmd->add_option("component", graph_component, "The component showing the symptom");
+    graph_cmd->add_option("--severity", graph_severity, "halts or degrades")->capture_default_str();
+
+    fit = app.add_subcommand("fit-abstention",
+                             "Fit configuration E's abstention threshold on its development split "
+                             "from a submission of D");
+    fit->add_option("submission", fit_submission, "A D submission")->required();
+    fit->add_option("--config", fit_config, "The configuration declaring the split")
+        ->capture_default_str();
+  }
+
+  std::optional<int> Run() override {
+    if (*graph_cmd) {
+      if (graph_what == "causes" && graph_component.empty()) {
+        std::cerr << "rca-bench: graph causes COMPONENT\n";
+        return kUsage;
+      }
+      return slurm_rca::cli::GraphCommand(graph_what, graph_component, graph_severity);
+    }
+    if (*diagnose) return slurm_rca::cli::DiagnoseCommand(diag);
+    if (*run_cmd || *collect || *configs_cmd || *fit) {
+      sc::Suite suite;
+      int code = 0;
+      if (!LoadScenarios({}, &suite, &code)) return code;
+      if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
+      CutToRecorded(&suite);
+      if (*configs_cmd) return slurm_rca::cli::ConfigsCommand(suite.scenarios);
+      if (*collect) return slurm_rca::cli::CollectCommand(parts_dir, collect_out, suite.scenarios);
+      if (*fit)
+        return slurm_rca::cli::FitAbstentionCommand(fit_submission, fit_config, suite.scenarios);
+      run_options.score = !no_score;
+      return slurm_rca::cli::RunCommand(run_options, suite.scenarios);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  slurm_rca::cli::RunCommandOptions run_options;
+  CLI::App* run_cmd = nullptr;
+  bool no_score = false;
+  slurm_rca::cli::DiagnoseOptions diag;
+  CLI::App* diagnose = nullptr;
+  std::string parts_dir, collect_out = "results";
+  CLI::App* collect = nullptr;
+  CLI::App* configs_cmd = nullptr;
+  std::string graph_what = "causes", graph_component, graph_severity = "halts";
+  CLI::App* graph_cmd = nullptr;
+  std::string fit_submission, fit_config = "E";
+  CLI::App* fit = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<CommandGroup> AddAgentCommands(CLI::App& app) {
+  return std::make_unique<AgentCommandGroup>(app);
+}
+
+}  // namespace slurm_rca::cli

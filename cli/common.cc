@@ -1,0 +1,121 @@
+#include "cli/common.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "scenarios/live/lab.h"
+#include "scenarios/measure.h"
+#include "scenarios/validate.h"
+
+namespace slurm_rca::cli {
+namespace {
+
+namespace sc = slurm_rca::scenarios;
+
+// PATHs (files, scenario directories or suite directories) to scenario.yaml files; "" on success.
+std::string ExpandScenarioPaths(const std::vector<std::string>& args,
+                                std::vector<std::string>* out) {
+  namespace fs = std::filesystem;
+  if (args.empty()) {
+    std::string dir = sc::DefaultScenariosDir();
+    if (!fs::is_directory(dir)) return "no scenario directory " + dir;
+    *out = sc::ScenarioPaths(dir);
+    if (out->empty()) return "no */scenario.yaml under " + dir;
+    return "";
+  }
+  for (const std::string& a : args) {
+    if (fs::is_regular_file(a)) {
+      out->push_back(a);
+    } else if (fs::is_regular_file(fs::path(a) / "scenario.yaml")) {
+      out->push_back((fs::path(a) / "scenario.yaml").string());
+    } else if (fs::is_directory(a)) {
+      auto found = sc::ScenarioPaths(a);
+      if (found.empty()) return "no */scenario.yaml under " + a;
+      out->insert(out->end(), found.begin(), found.end());
+    } else {
+      return "no such file or directory: " + a;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+namespace sc = slurm_rca::scenarios;
+
+std::string DefaultDir() {
+  const char* env = std::getenv("SLURM_RCA_LAB_DIR");
+  return env && *env ? env : "/tmp/slurm-rca-lab";
+}
+
+int Fail(const std::string& what) {
+  std::cerr << "rca-bench: " << what << "\n";
+  return 1;
+}
+
+// Loads the default suite (or PATHs); exits via *code on a usage error.
+bool LoadScenarios(const std::vector<std::string>& args, sc::Suite* suite, int* code) {
+  std::vector<std::string> paths;
+  if (std::string err = ExpandScenarioPaths(args, &paths); !err.empty()) {
+    std::cerr << "rca-bench: " << err << "\n";
+    *code = kUsage;
+    return false;
+  }
+  *suite = sc::LoadSuite(paths);
+  return true;
+}
+
+// A set recorded on another release than Debian's may hold only some tasks (the 25.11 set is
+// recorded a session at a time): the suite is cut to the tasks it holds, and says so. The 22.05
+// sets must be complete, so a missing bundle there stays an error.
+void CutToRecorded(sc::Suite* suite) {
+  const std::string& set = sc::DefaultBundleSet();
+  if (sc::BundleSetRelease(set) == "22.05") return;
+  std::vector<sc::Scenario> kept;
+  std::vector<std::string> missing;
+  for (sc::Scenario& s : suite->scenarios) {
+    if (s.status == "runnable" && !sc::RecordedIn(s, set)) {
+      missing.push_back(s.id);
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  if (missing.empty()) return;
+  std::cerr << "rca-bench: the " << set << " set (Slurm " << sc::BundleSetRelease(set) << ") holds "
+            << kept.size() << " of " << kept.size() + missing.size()
+            << " tasks; the others are left out (rca-bench list shows which), so its scores and "
+               "floor are not comparable with the full suite's\n";
+  suite->scenarios = std::move(kept);
+}
+
+// The scenario named by its id or task id.
+const sc::Scenario* FindScenario(const sc::Suite& suite, const std::string& id) {
+  for (const sc::Scenario& s : suite.scenarios) {
+    if (s.id == id || s.TaskId() == id) return &s;
+  }
+  std::cerr << "rca-bench: no scenario '" << id << "' (see rca-bench list)\n";
+  return nullptr;
+}
+
+void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed) {
+  c->add_option("--profile", *profile,
+                "The lab's background: clean (idle nodes, an empty queue) or busy (other "
+                "users' running and pending jobs, failed and timed-out jobs in accounting, "
+                "node4 drained for maintenance; scenarios/SCHEMA.md, \"The busy profile\")")
+      ->check(CLI::IsMember(slurm_rca::live::LabProfiles()))
+      ->capture_default_str();
+  c->add_option("--seed", *seed,
+                "Seed of the busy profile: the same seed, the same users, jobs and timings")
+      ->capture_default_str();
+}
+
+void AddSlurm(CLI::App* c, std::string* prefix) {
+  c->add_option("--slurm", *prefix,
+                "A Slurm release built by scripts/build-slurm.sh (its prefix, e.g. "
+                "~/.cache/slurm-rca/slurm-25.11.4): the lab runs its daemons and clients "
+                "instead of Debian's 22.05")
+      ->check(CLI::ExistingDirectory);
+}
+
+}  // namespace slurm_rca::cli
