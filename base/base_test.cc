@@ -3,11 +3,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "base/diagnostic.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "base/yaml.h"
 
 namespace slurm_rca::base {
 namespace {
@@ -53,6 +55,32 @@ TEST(File, ReadWriteAndAbsence) {
   EXPECT_EQ(ReadFile(dir.string()), std::nullopt);
   EXPECT_FALSE(WriteFile((dir / "no" / "such").string(), "x"));
   fs::remove_all(dir);
+}
+
+TEST(YamlReader, StrictAndLined) {
+  std::vector<Diagnostic> found;
+  YamlReader r("f.yaml", &found);
+  EXPECT_FALSE(r.Load("a: [1, 2\nb: 3\n").has_value());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, kRuleYamlSyntax);
+  found.clear();
+  std::optional<YAML::Node> doc = r.Load("id: x\nid: y\nn: '3'\nm: 3\nextra: 1\n");
+  ASSERT_TRUE(doc.has_value());
+  bool complete = true;
+  EXPECT_TRUE(r.Keys(*doc, {"id", "n", "m", "title"}, {}, "the doc", 1, &complete));
+  EXPECT_FALSE(complete);
+  std::set<std::string> rules;
+  for (const Diagnostic& d : found) rules.insert(d.rule);
+  EXPECT_EQ(rules, (std::set<std::string>{kRuleDuplicateKey, kRuleUnknownKey, kRuleMissingKey}));
+  found.clear();
+  EXPECT_EQ(r.Int((*doc)["m"], "m", 1), 3);
+  EXPECT_EQ(r.Int((*doc)["n"], "n", 1), std::nullopt);  // quoted: a string, not a number
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].ToString(), "f.yaml:3: wrong-type: n must be an integer");
+  EXPECT_EQ(r.Str((*doc)["absent"], "absent", 7), std::nullopt);
+  EXPECT_EQ(found.back().line, 7);  // no line of its own: the caller's
+  EXPECT_FALSE(r.Guarded([&] { (*doc)["m"].as<std::vector<int>>(); }));
+  EXPECT_EQ(found.back().rule, kRuleYamlSyntax);
 }
 
 }  // namespace

@@ -15,6 +15,15 @@ void YamlReader::Err(int line, std::string_view rule, std::string message) {
   out_->push_back({file_, line, std::string(rule), std::move(message)});
 }
 
+std::optional<YAML::Node> YamlReader::Load(const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
+    return std::nullopt;
+  }
+}
+
 bool YamlReader::Keys(const YAML::Node& map, const std::vector<std::string>& required,
                       const std::vector<std::string>& optional, const std::string& where,
                       int line, bool* complete) {

@@ -31,6 +31,7 @@ inline constexpr const char* kRuleMissingKey = "missing-key";
 inline constexpr const char* kRuleWrongType = "wrong-type";
 inline constexpr const char* kRuleBadEnum = "bad-enum";
 inline constexpr const char* kRuleDuplicateKey = "duplicate-key";
+inline constexpr const char* kRuleYamlSyntax = "yaml-syntax";
 
 class YamlReader {
  public:
@@ -43,6 +44,21 @@ class YamlReader {
   static std::optional<std::string> Plain(const YAML::Node& n);
 
   void Err(int line, std::string_view rule, std::string message);
+
+  // The document, or nullopt and a yaml-syntax finding at the line yaml-cpp names.
+  std::optional<YAML::Node> Load(const std::string& text);
+  // Runs parse(); a yaml-cpp exception thrown while reading (a bad alias, a bad conversion)
+  // becomes a yaml-syntax finding instead of escaping. False when one was thrown.
+  template <typename Parse>
+  bool Guarded(Parse&& parse) {
+    try {
+      parse();
+      return true;
+    } catch (const YAML::Exception& e) {
+      Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
+      return false;
+    }
+  }
 
   // Checks that map is a mapping whose keys are all in required or optional, none twice, every
   // required one present. `where` names it in messages; `line` is used when map has none.

@@ -384,23 +384,16 @@ namespace {
 LoadResult ParseInstance(const std::string& text, const std::string& file) {
   LoadResult r;
   Parser p(file, &r.problems);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    p.Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
-    return r;
-  }
+  std::optional<YAML::Node> root = p.Load(text);
+  if (!root) return r;
   Scenario s;
   s.file = file;
-  try {
-    if (p.ParseTop(root, &s)) {
+  p.Guarded([&] {
+    if (p.ParseTop(*root, &s)) {
       s.base_id = s.id;
       r.scenario = std::move(s);
     }
-  } catch (const YAML::Exception& e) {
-    p.Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
-  }
+  });
   return r;
 }
 

@@ -322,20 +322,11 @@ class Parser : public YamlReader {
 LoadResult ParseGraph(const std::string& text, const std::string& file) {
   LoadResult r;
   Parser p(file, &r.errors);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    p.Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
-    return r;
-  }
+  std::optional<YAML::Node> root = p.Load(text);
+  if (!root) return r;
   Graph g;
   g.file = file;
-  try {
-    p.ParseTop(root, &g);
-  } catch (const YAML::Exception& e) {
-    p.Err(e.mark.is_null() ? 1 : e.mark.line + 1, kRuleYamlSyntax, e.msg);
-  }
+  p.Guarded([&] { p.ParseTop(*root, &g); });
   if (r.errors.empty()) r.graph = std::move(g);
   return r;
 }
