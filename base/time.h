@@ -13,6 +13,8 @@
 namespace slurm_rca::base {
 
 std::string IsoUtc(std::chrono::system_clock::time_point t, bool millis = false);
+// Any time_t (a node's output may say year 25): formatted without clock arithmetic; "" when
+// gmtime cannot represent it.
 std::string IsoUtcFromUnix(std::int64_t seconds);
 std::string IsoUtcNow();
 
