@@ -110,6 +110,10 @@ void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed) {
       ->capture_default_str();
 }
 
+void AddLabDir(CLI::App* c, std::string* dir) {
+  c->add_option("--dir", *dir, "Lab directory (env SLURM_RCA_LAB_DIR)")->capture_default_str();
+}
+
 void AddSlurm(CLI::App* c, std::string* prefix) {
   c->add_option("--slurm", *prefix,
                 "A Slurm release built by scripts/build-slurm.sh (its prefix, e.g. "

@@ -35,6 +35,8 @@ const scenarios::Scenario* FindScenario(const scenarios::Suite& suite, const std
 void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed);
 // --slurm PREFIX: a release built by scripts/build-slurm.sh.
 void AddSlurm(CLI::App* c, std::string* prefix);
+// --dir DIR: the lab directory (default DefaultDir()).
+void AddLabDir(CLI::App* c, std::string* dir);
 
 // A group of subcommands. Add*Commands registers them on the app; after parsing, Run runs the
 // one the command line chose and returns its exit code, or nullopt when it chose none of these.

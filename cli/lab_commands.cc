@@ -29,10 +29,7 @@ using slurm_rca::live::LabOptions;
 class LabCommands : public CommandGroup {
  public:
   explicit LabCommands(CLI::App& app) {
-    auto add_dir = [&](CLI::App* c) {
-      c->add_option("--dir", options.dir, "Lab directory (env SLURM_RCA_LAB_DIR)")
-          ->capture_default_str();
-    };
+    auto add_dir = [&](CLI::App* c) { AddLabDir(c, &options.dir); };
     cluster = app.add_subcommand("cluster", "The live control plane");
     cluster->require_subcommand(1);
     up = cluster->add_subcommand(
@@ -202,8 +199,8 @@ class LabCommands : public CommandGroup {
                           : std::string())
                   << "\n  "
                   << (j["slurm_version"].get<std::string>().empty()
-                          ? "Slurm version unknown (sinfo -V did not answer)"
-                          : j["slurm_version"].get<std::string>())
+                          ? "Slurm version unknown (sinfo --version did not answer)"
+                          : "Slurm " + j["slurm_version"].get<std::string>())
                   << (lab.options().slurm_prefix.empty() ? " (Debian's packages)"
                                                          : " from " + lab.options().slurm_prefix)
                   << "\n";

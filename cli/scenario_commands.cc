@@ -34,27 +34,18 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
   int hops = 0, measured = 0;
   std::ostringstream other_sets;
   if (bundles) {
-    for (const sc::Scenario& s : suite.scenarios) {
-      sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id));
-      for (sc::Problem& p : sc::MeasurementProblems(s, m)) problems.push_back(std::move(p));
-      for (const sc::HopResult& h : m.hops) {
-        ++hops;
-        measured += h.measured;
-      }
-    }
-    // The other sets: every bundle they hold measures every hop; a scenario not recorded in one
-    // is counted, not a problem (only the default set must be complete).
+    // Every set is measured; only the default one must hold every scenario (a missing bundle is
+    // a problem there), another's missing bundles are counted. Problems of another set say so.
     for (const std::string& set : sc::BundleSets()) {
-      if (set == sc::DefaultBundleSet()) continue;
+      bool is_default = set == sc::DefaultBundleSet();
       int recorded = 0, set_hops = 0, set_measured = 0, runnable = 0;
       for (const sc::Scenario& s : suite.scenarios) {
-        if (s.status != "runnable") continue;
-        ++runnable;
-        if (!sc::RecordedIn(s, set)) continue;
-        ++recorded;
+        runnable += s.status == "runnable";
+        if (!is_default && (s.status != "runnable" || !sc::RecordedIn(s, set))) continue;
+        recorded += s.status == "runnable";
         sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id, set));
         for (sc::Problem& p : sc::MeasurementProblems(s, m)) {
-          p.message = set + " set: " + p.message;
+          if (!is_default) p.message = set + " set: " + p.message;
           problems.push_back(std::move(p));
         }
         for (const sc::HopResult& h : m.hops) {
@@ -62,9 +53,14 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
           set_measured += h.measured;
         }
       }
-      other_sets << "; " << set << " (Slurm " << sc::BundleSetRelease(set) << "): " << recorded
-                 << " of " << runnable << " recorded, " << set_measured << " of " << set_hops
-                 << " hops measured";
+      if (is_default) {
+        hops = set_hops;
+        measured = set_measured;
+      } else {
+        other_sets << "; " << set << " (Slurm " << sc::BundleSetRelease(set) << "): " << recorded
+                   << " of " << runnable << " recorded, " << set_measured << " of " << set_hops
+                   << " hops measured";
+      }
     }
   }
   if (args.empty()) {
@@ -196,10 +192,7 @@ int ShowScenario(const std::string& id) {
 class ScenarioCommands : public CommandGroup {
  public:
   explicit ScenarioCommands(CLI::App& app) {
-    auto add_dir = [&](CLI::App* c) {
-      c->add_option("--dir", options.dir, "Lab directory (env SLURM_RCA_LAB_DIR)")
-          ->capture_default_str();
-    };
+    auto add_dir = [&](CLI::App* c) { AddLabDir(c, &options.dir); };
     validate = app.add_subcommand(
         "validate",
         "Check scenarios: schema, invariants, ticket leaks, and that each hop's signals show in "

@@ -57,10 +57,8 @@ std::string Scenario::TaskId() const { return "T-" + Sha256Hex(canary, 10); }
 
 bool Signal::AppliesTo(const std::string& slurm_version) const {
   if (releases.empty()) return true;
-  // A manifest says "25.11.4"; `sinfo -V` says "slurm 25.11.4" or "slurm-wlm 22.05.8".
-  std::string v = slurm_version.substr(slurm_version.find_last_of(' ') + 1);
   for (const std::string& r : releases) {
-    if (v == r || v.rfind(r + ".", 0) == 0) return true;
+    if (slurm_version == r || slurm_version.rfind(r + ".", 0) == 0) return true;
   }
   return false;
 }

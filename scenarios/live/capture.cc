@@ -490,14 +490,8 @@ Status CaptureInLab(Lab& lab, const CapturePlan& plan, std::ostream& progress,
   if (Status s = SetUpKnownState(lab, progress); !s.ok()) {
     return Status::Error("known state: " + s.message());
   }
-  ToolResult v = lab.Client({"sinfo", "--version"});
-  std::istringstream words(v.out);
-  std::string word;
-  words >> word >> version;
-  // "slurm 22.05.8", or "slurm-wlm 22.05.8" from Debian's packages.
-  if (!v.ok() || word.rfind("slurm", 0) != 0 || version.empty()) {
-    return Status::Error("cannot read the Slurm version: " + v.Summary());
-  }
+  version = lab.SlurmVersion();
+  if (version.empty()) return Status::Error("cannot read the Slurm version (sinfo --version)");
   observed = ObservedState(lab);
 
   guard::Guard guard(guard::GuardOptions{.clusters = {lab.options().cluster}});

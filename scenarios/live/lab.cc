@@ -213,10 +213,11 @@ std::vector<std::string> Lab::SlurmDirs() const {
 }
 
 std::string Lab::SlurmVersion() const {
-  ToolResult r = Client({"sinfo", "-V"}, std::chrono::seconds(5));
-  std::string v = r.out;
-  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
-  return r.ok() ? v : "";
+  ToolResult r = Client({"sinfo", "--version"}, std::chrono::seconds(5));
+  std::istringstream words(r.out);
+  std::string word, version;
+  words >> word >> version;
+  return r.ok() && word.rfind("slurm", 0) == 0 ? version : "";
 }
 
 const std::vector<std::string>& LabProfiles() {
@@ -711,7 +712,7 @@ Status Lab::Up(std::ostream& progress) {
            << (profile == "busy" ? " nodes (busy profile, seed " + std::to_string(options_.seed) +
                                        ": background jobs, " + "a node drained for maintenance)"
                                  : " nodes idle")
-           << ", accounting answers; " << SlurmVersion()
+           << ", accounting answers; Slurm " << SlurmVersion()
            << (options_.slurm_prefix.empty() ? " (Debian's)" : " from " + options_.slurm_prefix)
            << "\npoint Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
   return {};

@@ -126,7 +126,8 @@ class Lab {
   // The directories Slurm's clients come from: PREFIX/bin, PREFIX/sbin first when the lab runs a
   // built release, then program_dirs.
   std::vector<std::string> SlurmDirs() const;
-  // What `sinfo -V` prints, e.g. "slurm 25.11.4"; "" when it cannot be run.
+  // The release the lab's clients report, "25.11.4" (`sinfo --version` prints "slurm 25.11.4",
+  // Debian's "slurm-wlm 22.05.8"); "" when it cannot be run or says something else.
   std::string SlurmVersion() const;
 
  private:

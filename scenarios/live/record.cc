@@ -111,9 +111,7 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
                     {"slurmd", lab.Path("log/slurmd-node1.log")}};
   mcp::LiveBackend backend(live);
   std::string recorded_at = NowIso();
-  std::string version = lab.Client({"sinfo", "--version"}).out;
-  version = version.substr(version.find(' ') + 1);
-  version = version.substr(0, version.find('\n'));
+  std::string version = lab.SlurmVersion();
 
   std::error_code ec;
   Json snapshots = Json::array();
