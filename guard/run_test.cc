@@ -680,6 +680,36 @@ TEST_F(RunTest, ThousandRunsLeaveNoZombiesAndNoFds) {
   std::cout << "[ measure  ] 1000 runs in " << elapsed.count() << " ms\n";
 }
 
+TEST_F(RunTest, AnExitWhoseSigchldNeverArrivesIsStillAnExitNotATimeout) {
+  // The only thread blocks SIGCHLD, so libuv never hears of the exit: the run must ask the
+  // kernel at the deadline instead of killing a child that is already gone and calling it a
+  // hang. (ThreadSanitizer's deferred signals did this once in CI; this makes it certain.)
+  ASSERT_EQ(::symlink("/usr/bin/false", (dir_ + "/sinfo").c_str()), 0);
+  const milliseconds timeout(400);
+  Executor executor(Options(timeout));
+  Verdict v = guard_.Check({"sinfo", "--noheader"});
+  ASSERT_TRUE(v.ok()) << v.denial().ToString();
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &chld, &old), 0);
+  const int fds_before = OpenFdCount();
+  RunResult r = executor.Run(v.approved());
+  const int fds_after = OpenFdCount();
+  ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &old, nullptr), 0);
+  EXPECT_EQ(r.outcome, Outcome::kExited) << OutcomeName(r.outcome) << " " << r.error;
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.error, "");
+  EXPECT_GE(r.duration, timeout);  // it was the deadline's question that found the exit
+  EXPECT_EQ(fds_after, fds_before);
+  EXPECT_EQ(ChildrenOfSelf(), std::vector<pid_t>{});
+  // With SIGCHLD open again the pending one arrives; the next run still works.
+  RunResult again = executor.Run(v.approved());
+  EXPECT_EQ(again.outcome, Outcome::kExited) << again.error;
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_LT(again.duration, timeout);
+}
+
 TEST_F(RunTest, ConcurrentRunsFromFourThreads) {
   InstallSinfo();
   Executor executor(Options(milliseconds(20000)));
