@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: record all deps configure build fuzz-build fuzz test test-releases test-asan test-tsan test-sanitize demo bench bench-live capture clean help
+.PHONY: record all deps configure build packages fuzz-build fuzz test test-releases test-asan test-tsan test-sanitize demo bench bench-live capture clean help
 .PHONY: soak
 
 all: build
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-live  as root: cluster_bench (bring-up, tear-down and every fault's time to show and heal, about 4 min), then ctld_load_bench (slurmctld RPCs for 1, 10 and 50 agents in 3 configurations: 9 runs of 30 s on one lab)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
+	@echo "make packages  build the Debian packages slurm-mcp, rca-bench and rca-bench-data into $(BUILD)/packages (README: Deploying)"
 	@echo "make clean   remove $(BUILD), $(FUZZ_BUILD), $(ASAN_BUILD) and $(TSAN_BUILD)"
 
 deps:
@@ -53,6 +54,10 @@ fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
 # Each target fuzzes for FUZZ_SECONDS from its seeds; its seeds and regression inputs are replayed once.
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS) -L fuzz
+
+# The Debian packages (cmake/install.cmake): slurm-mcp, rca-bench, rca-bench-data.
+packages: build
+	cd $(BUILD) && cpack -B packages
 
 test: build fuzz-build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE release-extended

@@ -15,15 +15,10 @@ namespace slurm_rca::agents {
 
 namespace fs = std::filesystem;
 
-std::string ConfigDir() {
-  if (const char* d = std::getenv("SLURM_RCA_CONFIGS"); d && *d) return d;
-  return SLURM_RCA_SOURCE_DIR "/agents/configs";
-}
-
-std::string ConfigPath(const std::string& name) {
+std::string ConfigPath(const std::string& dir, const std::string& name) {
   std::error_code ec;
   if (name.find('/') != std::string::npos || fs::is_regular_file(name, ec)) return name;
-  return ConfigDir() + "/" + name + ".yaml";
+  return dir + "/" + name + ".yaml";
 }
 
 std::vector<std::string> ConfigNames(const std::string& dir) {
@@ -41,8 +36,10 @@ ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>&
   auto error = [&](const std::string& m) { out.errors.push_back(path + ": " + m); };
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error("cannot read the configuration (agents/configs holds " +
-          std::to_string(ConfigNames(ConfigDir()).size()) + " of them; see rca-bench configs)");
+    const std::string dir = fs::path(path).parent_path().string();
+    error("cannot read the configuration (" + (dir.empty() ? std::string(".") : dir) + " holds " +
+          std::to_string(ConfigNames(dir.empty() ? "." : dir).size()) +
+          " of them; see rca-bench configs)");
     return out;
   }
   std::stringstream text;

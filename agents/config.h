@@ -48,10 +48,8 @@ struct ConfigResult {
   std::vector<std::string> errors;  // "file: message"
 };
 
-// $SLURM_RCA_CONFIGS or the source tree's agents/configs.
-std::string ConfigDir();
-// ConfigDir()/NAME.yaml, or NAME itself when it names a file.
-std::string ConfigPath(const std::string& name);
+// DIR/NAME.yaml, or NAME itself when it names a file.
+std::string ConfigPath(const std::string& dir, const std::string& name);
 // The names of every *.yaml under dir, sorted.
 std::vector<std::string> ConfigNames(const std::string& dir);
 

@@ -7,6 +7,7 @@
 
 #include "base/diagnostic.h"
 #include "base/file.h"
+#include "base/status.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "base/yaml.h"
@@ -31,6 +32,35 @@ TEST(Strings, TrimLowerSplit) {
   EXPECT_EQ(SplitFields("a,,b", ',').size(), 3u);
   EXPECT_EQ(SplitFields("", ',').size(), 1u);
   EXPECT_EQ(SplitFields("a|b", '|')[1], "b");
+}
+
+TEST(Status, KindsMessagesAndTheRpcPayload) {
+  EXPECT_TRUE(Status().ok());
+  EXPECT_EQ(Status().ToString(), "OK");
+  EXPECT_EQ(Status::Error("slurmctld did not answer").ToString(), "slurmctld did not answer");
+  EXPECT_EQ(Status::Error("x").code(), Status::Code::kFailed);
+  EXPECT_EQ(Status::MalformedReply("choices[0] is missing").ToString(),
+            "malformed reply: choices[0] is missing");
+  EXPECT_EQ(Status::DeadlineExceeded("30 s").ToString(), "deadline exceeded: 30 s");
+  Status rpc = Status::RpcError(-32602, "unknown tool", R"({"tool":"x"})");
+  EXPECT_FALSE(rpc.ok());
+  EXPECT_EQ(rpc.code(), Status::Code::kRpcError);
+  EXPECT_EQ(rpc.rpc_code(), -32602);
+  EXPECT_EQ(rpc.payload(), R"({"tool":"x"})");
+  EXPECT_EQ(rpc.ToString(), "error -32602: unknown tool");
+  EXPECT_EQ(Status::IoError("m").rpc_code(), 0);
+}
+
+TEST(Result, AValueOrWhyNotAndNeverAnOkStatusWithoutAValue) {
+  Result<int> v(7);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, 7);
+  Result<int> e(Status::IoError("gone"));
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(e.status().ToString(), "io error: gone");
+  Result<int> wrong{Status()};
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), Status::Code::kInvalidArgument);
 }
 
 TEST(Time, IsoUtc) {

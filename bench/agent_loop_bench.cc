@@ -7,14 +7,15 @@
 // transcript to a file; and the round trip of the OpenAI-compatible back-end to FakeModelServer
 // (a local test double) on loopback, i.e. what the HTTP path adds before any model time. Figures,
 // not a test: it never fails on speed.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "agents/llm/fake_model_server.h"
@@ -137,13 +138,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "agent_loop_bench: the fake model server did not start\n");
       return 1;
     }
-    setenv("AGENT_LOOP_BENCH_KEY", "bench", 1);
     BackendConfig cfg;
     cfg.kind = "openai";
     cfg.model = "bench";
     cfg.base_url = server.base_url() + "/v1";
     cfg.api_key_env = "AGENT_LOOP_BENCH_KEY";
-    Result<std::unique_ptr<Backend>> http = MakeBackend(cfg);
+    Result<std::unique_ptr<Backend>> http = MakeBackend(cfg, [](const std::string& name) {
+      return name == "AGENT_LOOP_BENCH_KEY" ? std::optional<std::string>("bench") : std::nullopt;
+    });
     if (!http.ok()) {
       std::fprintf(stderr, "agent_loop_bench: %s\n", http.status().ToString().c_str());
       return 1;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/paths.h"
 #include "grader/score.h"
 #include "scenarios/validate.h"
 #include "scenarios/vocabulary.h"
@@ -94,7 +95,9 @@ int main(int argc, char** argv) {
 
   std::printf("score_bench: load average %s at the start\n", LoadAverage().c_str());
   const auto load_start = Clock::now();
-  sc::Suite suite = sc::LoadSuite(sc::ScenarioPaths(sc::DefaultScenariosDir()));
+  const slurm_rca::base::DataPaths paths = slurm_rca::base::DataPaths::Under(SLURM_RCA_SOURCE_DIR);
+  grader::SetGraphDigest(grader::GraphDigestOfFile(paths.graph));
+  sc::Suite suite = sc::LoadSuite(sc::ScenarioPaths(paths.scenarios));
   const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
   if (!suite.problems.empty()) {
     std::printf("the suite has problems; run rca-bench validate\n");

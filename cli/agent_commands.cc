@@ -16,6 +16,7 @@
 #include "agents/config.h"
 #include "agents/graph/graph.h"
 #include "agents/harness.h"
+#include "cli/paths.h"
 #include "grader/score.h"
 #include "grader/transcript_times.h"
 #include "mcp/live_backend.h"
@@ -232,7 +233,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   for (const sc::Scenario& s : suite) ids.push_back(s.id);
   std::vector<agents::AgentConfig> configs;
   for (const std::string& name : o.configs) {
-    auto c = agents::LoadConfig(agents::ConfigPath(name), ids);
+    auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, name), ids);
     if (!c.config) {
       for (const std::string& e : c.errors) std::cerr << e << "\n";
       return Fail("configuration " + name + " is not usable", kUsage);
@@ -249,6 +250,17 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
         return Fail("--slurm needs configuration paths without spaces or quotes: " + c.file, kUsage);
       }
     }
+    // Every task writes its Slurm output and its part under --out on a compute node: a relative
+    // path would name each task's working directory, so it must be absolute (on a file system the
+    // nodes share). The folders are made now: slurmd opens --output before the task starts, and
+    // a folder that does not exist fails every task at once (exit code 0:53).
+    if (!fs::path(o.out).is_absolute() || o.out.find_first_of(" \t\"'$`\\%") != std::string::npos) {
+      return Fail("--slurm needs an absolute --out, without spaces, quotes or %, on a file system "
+                  "the compute nodes can see (got '" + o.out + "')", kUsage);
+    }
+    std::error_code made;
+    fs::create_directories(fs::path(o.out) / "parts", made);
+    if (made) return Fail("cannot create " + o.out + "/parts: " + made.message());
     std::ofstream out(o.slurm_script, std::ios::binary | std::ios::trunc);
     std::string self = live::SiblingProgram("rca-bench");
     int n = 0;
@@ -263,7 +275,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     }
     std::string flags;
     for (const std::string& f : ModelFlags(o.model)) flags += " " + ShellQuote(f);
-    std::string outdir = fs::absolute(o.out).string();
+    const std::string& outdir = o.out;  // absolute, checked above
     out << "#!/bin/bash\n"
         << "# rca-bench run as a Slurm job array: one task per configuration x scenario x repeat.\n"
         << "# Submit with sbatch; when every task is done: rca-bench collect " << outdir
@@ -288,7 +300,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   if (o.mode == "live" && ::geteuid() != 0) {
     return Fail("--mode live starts a control plane and injects faults: run as root", kUsage);
   }
-  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  auto g = graph::LoadGraphFile(Paths().graph);
   const graph::Graph* graph = g.graph ? &*g.graph : nullptr;
   for (const auto& c : configs) {
     if ((c.graph || c.reference == "graphwalk") && !graph) {
@@ -300,7 +312,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   bool any_agent = false;
   for (const auto& c : configs) any_agent = any_agent || c.kind == "agent";
   if (any_agent) {
-    auto m = agents::MakeBackend(o.model.backend);
+    auto m = agents::MakeBackend(o.model.backend, ProcessEnvironment);
     if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
     model = std::move(m.value());
   }
@@ -392,7 +404,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
 
 int DiagnoseCommand(const DiagnoseOptions& o) {
   if (o.symptom.empty()) return Fail("--symptom is required", kUsage);
-  auto c = agents::LoadConfig(agents::ConfigPath(o.config));
+  auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, o.config));
   if (!c.config) {
     for (const std::string& e : c.errors) std::cerr << e << "\n";
     return Fail("configuration " + o.config + " is not usable", kUsage);
@@ -404,11 +416,11 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
   std::unique_ptr<agents::Backend> model;
   if (c.config->kind == "agent") {
-    auto m = agents::MakeBackend(o.model.backend);
+    auto m = agents::MakeBackend(o.model.backend, ProcessEnvironment);
     if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
     model = std::move(m.value());
   }
-  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  auto g = graph::LoadGraphFile(Paths().graph);
   std::string error;
   std::vector<std::string> args;
   mcp::LiveOptions lo;
@@ -563,8 +575,8 @@ int ConfigsCommand(const std::vector<sc::Scenario>& suite) {
   int bad = 0;
   std::cout << "| configuration | kind | tools | graph | specialists | abstention | hash | question |\n"
             << "|---|---|---|---|---|---|---|---|\n";
-  for (const std::string& name : agents::ConfigNames(agents::ConfigDir())) {
-    auto c = agents::LoadConfig(agents::ConfigPath(name), ids);
+  for (const std::string& name : agents::ConfigNames(Paths().configs)) {
+    auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, name), ids);
     if (!c.config) {
       for (const std::string& e : c.errors) std::cerr << e << "\n";
       ++bad;
@@ -582,7 +594,7 @@ int ConfigsCommand(const std::vector<sc::Scenario>& suite) {
 }
 
 int GraphCommand(const std::string& what, const std::string& component, const std::string& severity) {
-  auto g = graph::LoadGraphFile(graph::DefaultGraphPath());
+  auto g = graph::LoadGraphFile(Paths().graph);
   if (!g.graph) {
     for (const auto& e : g.errors) std::cerr << e.ToString() << "\n";
     return Fail("the dependency graph did not load");
@@ -609,7 +621,7 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
                          const std::vector<sc::Scenario>& suite) {
   std::vector<std::string> ids;
   for (const sc::Scenario& s : suite) ids.push_back(s.id);
-  auto c = agents::LoadConfig(agents::ConfigPath(config), ids);
+  auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, config), ids);
   if (!c.config) {
     for (const std::string& e : c.errors) std::cerr << e << "\n";
     return Fail("configuration " + config + " is not usable", kUsage);

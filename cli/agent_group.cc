@@ -68,7 +68,8 @@ class AgentCommandGroup : public CommandGroup {
                         "scenario's observe_s)");
     run_cmd->add_option("--slurm", run_options.slurm_script,
                         "Write a Slurm job-array script (one task per configuration x scenario x "
-                        "repeat) instead of running; merge with rca-bench collect");
+                        "repeat) instead of running, and make OUT/parts (--out must be absolute, on "
+                        "a file system the compute nodes share); merge with rca-bench collect");
     run_cmd->add_flag("--no-score", no_score, "Write the submissions only");
     run_cmd->add_option("--slurm-mcp", run_options.slurm_mcp,
                         "slurm-mcp binary (default: next to "

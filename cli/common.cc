@@ -18,7 +18,7 @@ std::string ExpandScenarioPaths(const std::vector<std::string>& args,
                                 std::vector<std::string>* out) {
   namespace fs = std::filesystem;
   if (args.empty()) {
-    std::string dir = sc::DefaultScenariosDir();
+    const std::string& dir = Paths().scenarios;
     if (!fs::is_directory(dir)) return "no scenario directory " + dir;
     *out = sc::ScenarioPaths(dir);
     if (out->empty()) return "no */scenario.yaml under " + dir;
@@ -44,6 +44,34 @@ std::string ExpandScenarioPaths(const std::vector<std::string>& args,
 
 namespace sc = slurm_rca::scenarios;
 
+base::DataPaths ResolveDataPaths() {
+  base::DataPaths paths = base::DataPaths::Under(base::DataRoot(SLURM_RCA_SOURCE_DIR));
+  auto from_env = [](const char* name, std::string* path) {
+    if (const char* v = std::getenv(name); v && *v) *path = v;
+  };
+  from_env("SLURM_RCA_SCENARIOS", &paths.scenarios);
+  from_env("SLURM_RCA_FIXTURES", &paths.fixtures);
+  from_env("SLURM_RCA_GRAPH", &paths.graph);
+  from_env("SLURM_RCA_CONFIGS", &paths.configs);
+  return paths;
+}
+
+namespace {
+base::DataPaths& PathsRef() {
+  static base::DataPaths paths = base::DataPaths::Under(base::DataRoot(SLURM_RCA_SOURCE_DIR));
+  return paths;
+}
+}  // namespace
+
+const base::DataPaths& Paths() { return PathsRef(); }
+
+void SetPaths(const base::DataPaths& paths) { PathsRef() = paths; }
+
+std::optional<std::string> ProcessEnvironment(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
 std::string DefaultDir() {
   const char* env = std::getenv("SLURM_RCA_LAB_DIR");
   return env && *env ? env : "/tmp/slurm-rca-lab";
@@ -66,26 +94,36 @@ bool LoadScenarios(const std::vector<std::string>& args, sc::Suite* suite, int* 
   return true;
 }
 
-// A set recorded on another release than Debian's may hold only some tasks (the 25.11 set is
-// recorded a session at a time): the suite is cut to the tasks it holds, and says so. The 22.05
-// sets must be complete, so a missing bundle there stays an error.
+// A set recorded on another release than Debian's holds only the tasks whose evidence shows on
+// that release (a variant's not_shown_on says which do not, and why) and, while it is being
+// recorded, only those recorded so far: the suite is cut to the tasks it holds, and says so. The
+// 22.05 sets must be complete, so a missing bundle there stays an error.
 void CutToRecorded(sc::Suite* suite) {
   const std::string& set = sc::DefaultBundleSet();
-  if (sc::BundleSetRelease(set) == "22.05") return;
+  const std::string release = sc::BundleSetRelease(set);
+  if (release == "22.05") return;
   std::vector<sc::Scenario> kept;
-  std::vector<std::string> missing;
+  std::vector<std::string> not_shown, missing;
   for (sc::Scenario& s : suite->scenarios) {
-    if (s.status == "runnable" && !sc::RecordedIn(s, set)) {
+    if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
+      not_shown.push_back(s.id);
+    } else if (s.status == "runnable" && !sc::RecordedIn(s, set)) {
       missing.push_back(s.id);
     } else {
       kept.push_back(std::move(s));
     }
   }
-  if (missing.empty()) return;
-  std::cerr << "rca-bench: the " << set << " set (Slurm " << sc::BundleSetRelease(set) << ") holds "
-            << kept.size() << " of " << kept.size() + missing.size()
-            << " tasks; the others are left out (rca-bench list shows which), so its scores and "
-               "floor are not comparable with the full suite's\n";
+  if (not_shown.empty() && missing.empty()) return;
+  std::cerr << "rca-bench: the " << set << " set (Slurm " << release << ") holds " << kept.size()
+            << " of " << kept.size() + not_shown.size() + missing.size() << " tasks";
+  if (!not_shown.empty()) {
+    std::cerr << "; " << not_shown.size() << " left out because their evidence does not show on "
+              << release << " (";
+    for (size_t i = 0; i < not_shown.size(); ++i) std::cerr << (i ? ", " : "") << not_shown[i];
+    std::cerr << ": rca-bench show says why)";
+  }
+  if (!missing.empty()) std::cerr << "; " << missing.size() << " not recorded yet";
+  std::cerr << ", so its scores and floor are not comparable with the full suite's\n";
   suite->scenarios = std::move(kept);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/paths.h"
 #include "scenarios/scenario.h"
 #include "scenarios/validate.h"
 

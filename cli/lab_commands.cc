@@ -71,7 +71,8 @@ class LabCommands : public CommandGroup {
         "Bring up a private lab (port base 20800), record every slurm-mcp topic before, during and "
         "after a fault into an evidence bundle, tear it down");
     record->add_option("--out", record_options.out_dir,
-                       "Bundle directory (default: the source tree's fixtures/demo)");
+                       "Bundle directory (default: fixtures/demo of the bundle root, "
+                       "$SLURM_RCA_FIXTURES or the source tree's)");
     record
         ->add_option("--port-base", record_options.port_base,
                      "Ports of the private lab: base+6, +17, +19, +201.. (keep below 32768)")
@@ -137,10 +138,12 @@ class LabCommands : public CommandGroup {
     }
 
     if (*record) {
+      record_options.fixtures = Paths().fixtures;
       slurm_rca::live::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }
     if (*capture) {
+      capture_options.source = Paths().source;
       slurm_rca::live::Status s = slurm_rca::live::CaptureReads(capture_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }

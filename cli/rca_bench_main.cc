@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "base/build_info.h"
 #include "cli/common.h"
+#include "grader/score.h"
 #include "scenarios/measure.h"
 
 namespace sc = slurm_rca::scenarios;
@@ -23,6 +25,8 @@ int main(int argc, char** argv) {
       "A real Slurm control plane on this machine and its faults; scenarios recorded into evidence "
       "bundles; agents (configurations A-E, reference agents) run over them; their answers scored "
       "beside the floor of answers that read nothing."};
+  app.set_version_flag("--version", slurm_rca::base::VersionLine("rca-bench"),
+                       "Print the version and the git revision built from, and exit");
   app.require_subcommand(1);
   std::string bundle_set = sc::DefaultBundleSet();
   app.add_option("--bundles", bundle_set,
@@ -35,7 +39,8 @@ int main(int argc, char** argv) {
   std::string slurm_release;
   app.add_option("--slurm-release", slurm_release,
                  "The Slurm release whose busy recordings to use: 22.05 (the busy set) or 25.11 "
-                 "(busy-25.11, partly recorded: the suite is cut to what it holds, and says so); "
+                 "(busy-25.11: the suite is cut to the tasks whose evidence shows there, and says "
+                 "which it left out); "
                  "instead of --bundles")
       ->check(CLI::IsMember({"22.05", "25.11"}))
       ->excludes("--bundles");
@@ -51,6 +56,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -58,6 +65,11 @@ int main(int argc, char** argv) {
     return kUsage;
   }
   sc::SetDefaultBundleSet(slurm_release.empty() ? bundle_set : sc::BusySetOfRelease(slurm_release));
+  // The data paths, resolved once and handed to the libraries that need them.
+  slurm_rca::cli::SetPaths(slurm_rca::cli::ResolveDataPaths());
+  sc::SetFixturesRoot(slurm_rca::cli::Paths().fixtures);
+  slurm_rca::grader::SetGraphDigest(
+      slurm_rca::grader::GraphDigestOfFile(slurm_rca::cli::Paths().graph));
 
   for (auto& group : groups) {
     if (std::optional<int> code = group->Run()) return *code;

@@ -38,9 +38,21 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
     // a problem there), another's missing bundles are counted. Problems of another set say so.
     for (const std::string& set : sc::BundleSets()) {
       bool is_default = set == sc::DefaultBundleSet();
-      int recorded = 0, set_hops = 0, set_measured = 0, runnable = 0;
+      int recorded = 0, set_hops = 0, set_measured = 0, runnable = 0, not_shown = 0;
+      const std::string release = sc::BundleSetRelease(set);
       for (const sc::Scenario& s : suite.scenarios) {
         runnable += s.status == "runnable";
+        if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
+          // Not part of this set; a bundle recorded anyway must not show it after all.
+          ++not_shown;
+          if (!sc::RecordedIn(s, set)) continue;
+          for (sc::Problem& p :
+               sc::MeasurementProblems(s, sc::MeasureScenario(s, sc::BundleDir(s.id, set)))) {
+            p.message = set + " set: " + p.message;
+            problems.push_back(std::move(p));
+          }
+          continue;
+        }
         if (!is_default && (s.status != "runnable" || !sc::RecordedIn(s, set))) continue;
         recorded += s.status == "runnable";
         sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id, set));
@@ -57,23 +69,25 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
         hops = set_hops;
         measured = set_measured;
       } else {
-        other_sets << "; " << set << " (Slurm " << sc::BundleSetRelease(set) << "): " << recorded
-                   << " of " << runnable << " recorded, " << set_measured << " of " << set_hops
+        other_sets << "; " << set << " (Slurm " << release << "): " << recorded << " of "
+                   << runnable - not_shown << " recorded, " << set_measured << " of " << set_hops
                    << " hops measured";
+        if (not_shown > 0) other_sets << ", " << not_shown << " not shown on " << release;
       }
     }
   }
   if (args.empty()) {
-    for (sc::Problem& p : sc::SuiteMinimum(suite.scenarios, sc::DefaultScenariosDir())) {
+    for (sc::Problem& p : sc::SuiteMinimum(suite.scenarios, Paths().scenarios)) {
       problems.push_back(std::move(p));
     }
   }
   // Scenarios written after the graph's freeze use none of the edges it measures.
   std::string freeze_error;
-  auto freeze = slurm_rca::graph::ReadFreeze(slurm_rca::graph::DefaultFreezePath(), &freeze_error);
-  auto graph = slurm_rca::graph::LoadGraphFile(slurm_rca::graph::DefaultGraphPath());
+  auto freeze =
+      slurm_rca::graph::ReadFreeze(slurm_rca::graph::FreezePathFor(Paths().graph), &freeze_error);
+  auto graph = slurm_rca::graph::LoadGraphFile(Paths().graph);
   if (!freeze || !graph.graph) {
-    problems.push_back({slurm_rca::graph::DefaultFreezePath(), 0, "post-freeze-edge",
+    problems.push_back({slurm_rca::graph::FreezePathFor(Paths().graph), 0, "post-freeze-edge",
                         freeze ? "the graph does not load" : freeze_error});
   } else {
     for (sc::Problem& p :
@@ -142,8 +156,11 @@ int ShowScenario(const std::string& id) {
             << "\n  reported:   " << s.reported_node << "\n  root cause: " << s.RootCause()
             << "\n  observe_s:  " << s.observe_s << " (propagation " << s.PropagationS()
             << " s)\n  bundle:     "
-            << (m.error.empty() ? m.bundle + " (" + std::to_string(m.trials) + " trials)" : m.error)
-            << "\n  ticket:     " << s.symptom << "\n  injection:  " << s.injection
+            << (m.error.empty() ? m.bundle + " (" + std::to_string(m.trials) + " trials)" : m.error);
+  for (const auto& [release, why] : s.not_shown_on) {
+    std::cout << "\n  not shown:  on " << release << ": " << why;
+  }
+  std::cout << "\n  ticket:     " << s.symptom << "\n  injection:  " << s.injection
             << "\n  faults:";
   for (const sc::FaultRef& f : s.faults) {
     std::cout << " " << f.name;

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/file.h"
 #include "grader/baselines.h"
 #include "scenarios/measure.h"
 #include "scenarios/vocabulary.h"
@@ -21,24 +22,24 @@ std::string GraphDigest(const std::string& graph_text) {
   return "sha256:" + sc::Sha256Hex(graph_text, 16);
 }
 
-std::string DefaultGraphDigest() {
-  // Read once: every submission's parse compares fingerprints, and the file does not change
-  // while a process runs.
-  static const std::string digest = [] {
-    const char* env = std::getenv("SLURM_RCA_GRAPH");
-    std::string path =
-        env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::string("unreadable");
-    std::stringstream text;
-    text << in.rdbuf();
-    return GraphDigest(text.str());
-  }();
-  return digest;
+std::string GraphDigestOfFile(const std::string& path) {
+  std::optional<std::string> text = base::ReadFile(path);
+  return text ? GraphDigest(*text) : "unreadable";
 }
 
+namespace {
+std::string& GraphDigestRef() {
+  static std::string digest = "unset";
+  return digest;
+}
+}  // namespace
+
+void SetGraphDigest(const std::string& digest) { GraphDigestRef() = digest; }
+
+const std::string& CurrentGraphDigest() { return GraphDigestRef(); }
+
 std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite) {
-  return SuiteFingerprint(suite, DefaultGraphDigest(), sc::DefaultBundleSet());
+  return SuiteFingerprint(suite, CurrentGraphDigest(), sc::DefaultBundleSet());
 }
 
 std::string SuiteFingerprint(const std::vector<sc::Scenario>& suite, const std::string& graph_digest,

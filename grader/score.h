@@ -58,13 +58,17 @@ struct ParsedSubmission {
 // read (busy or clean). A submission made against another suite, graph or evidence is refused.
 std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite,
                              const std::string& graph_digest, const std::string& bundle_set);
-// The same with DefaultGraphDigest() and scenarios::DefaultBundleSet().
+// The same with CurrentGraphDigest() and scenarios::DefaultBundleSet().
 std::string SuiteFingerprint(const std::vector<scenarios::Scenario>& suite);
 // "sha256:" + 16 hex digits of a graph file's text.
 std::string GraphDigest(const std::string& graph_text);
-// The digest of $SLURM_RCA_GRAPH, else the source tree's agents/graph/graph.yaml ("unreadable"
-// when it cannot be read, which no submission's fingerprint matches), read once per process.
-std::string DefaultGraphDigest();
+// GraphDigest of the file at path; "unreadable" when it cannot be read (no fingerprint made
+// from a readable graph matches it).
+std::string GraphDigestOfFile(const std::string& path);
+// The graph digest the one-argument SuiteFingerprint uses: main sets it once, from the graph of
+// its base::DataPaths; "unset" until then.
+void SetGraphDigest(const std::string& digest);
+const std::string& CurrentGraphDigest();
 
 ParsedSubmission ParseSubmission(const std::string& text, const std::string& file,
                                  const std::vector<scenarios::Scenario>& suite);

@@ -37,11 +37,15 @@ TEST(Submissions, TheFingerprintNamesTheGraphAndTheEvidence) {
   // Another graph, or the other set of bundles, is another suite.
   EXPECT_NE(a, SuiteFingerprint(suite.scenarios, "sha256:bbbbbbbbbbbbbbbb", "busy"));
   EXPECT_NE(a, SuiteFingerprint(suite.scenarios, "sha256:aaaaaaaaaaaaaaaa", "clean"));
-  // The default is the shipped graph's digest and the default bundle set.
+  // The one-argument form uses the digest main set (the shipped graph's, here) and the default
+  // bundle set; a graph that cannot be read matches no readable one.
   std::ifstream in(kSource + "/agents/graph/graph.yaml");
   std::stringstream graph;
   graph << in.rdbuf();
-  EXPECT_EQ(DefaultGraphDigest(), GraphDigest(graph.str()));
+  EXPECT_EQ(GraphDigestOfFile(kSource + "/agents/graph/graph.yaml"), GraphDigest(graph.str()));
+  EXPECT_EQ(GraphDigestOfFile(kSource + "/no/such/graph.yaml"), "unreadable");
+  SetGraphDigest(GraphDigest(graph.str()));
+  EXPECT_EQ(CurrentGraphDigest(), GraphDigest(graph.str()));
   EXPECT_EQ(SuiteFingerprint(suite.scenarios),
             SuiteFingerprint(suite.scenarios, GraphDigest(graph.str()), sc::DefaultBundleSet()));
   EXPECT_NE(GraphDigest(graph.str()), GraphDigest(graph.str() + "\n# changed\n"));

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/build_info.h"
 #include "guard/check.h"
 #include "guard/corpus.h"
 #include "guard/policy.h"
@@ -215,6 +216,8 @@ int main(int argc, char** argv) {
       "slurm-guard: the read-only argv allowlist of slurm-rca.\n"
       "Exit codes: 0 allowed (or ran and exited 0), 1 denied, 2 usage, 3 ran and failed,\n"
       "4 timed out, 5 could not run (not installed or untrusted)."};
+  app.set_version_flag("--version", slurm_rca::base::VersionLine("slurm-guard"),
+                       "Print the version and the git revision built from, and exit");
   app.require_subcommand(1);
   std::string clusters;
   bool json = false;
@@ -258,6 +261,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);

@@ -13,6 +13,16 @@
 #include <string_view>
 
 namespace slurm_rca::mcp {
+
+Status RpcError(int code, std::string message, const Json& data) {
+  return Status::RpcError(code, std::move(message), data.is_null() ? "" : data.dump());
+}
+
+Json RpcData(const Status& status) {
+  if (status.code() != Status::Code::kRpcError || status.payload().empty()) return nullptr;
+  return Json::parse(status.payload(), nullptr, /*allow_exceptions=*/false);
+}
+
 namespace {
 
 // A line from the server longer than this is dropped (its request then times out).
@@ -151,7 +161,7 @@ Status StdioClientTransport::WriteLine(const Json& message) {
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(write_mu_);
   if (!WriteAll(write_fd_, line)) {
-    return Status::Error(kTransportError,
+    return RpcError(kTransportError,
                          std::string("cannot write to the server: ") + strerror(errno));
   }
   return Status();
@@ -160,21 +170,21 @@ Status StdioClientTransport::WriteLine(const Json& message) {
 Status StdioClientTransport::Notify(const Json& message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return Status::Error(kTransportError, "transport closed");
+    if (closed_) return RpcError(kTransportError, "transport closed");
   }
   return WriteLine(message);
 }
 
 Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::milliseconds timeout) {
   if (!request.is_object() || !IsValidId(request.value("id", Json()))) {
-    return Status::Error(kTransportError, "a request needs a string or integer id");
+    return RpcError(kTransportError, "a request needs a string or integer id");
   }
   const std::string key = Serialize(request["id"]);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return Status::Error(kTransportError, "transport closed");
-    if (!ended_.empty()) return Status::Error(kTransportError, ended_);
-    if (pending_.count(key)) return Status::Error(kTransportError, "duplicate request id " + key);
+    if (closed_) return RpcError(kTransportError, "transport closed");
+    if (!ended_.empty()) return RpcError(kTransportError, ended_);
+    if (pending_.count(key)) return RpcError(kTransportError, "duplicate request id " + key);
     pending_[key] = std::nullopt;
   }
   Status written = WriteLine(request);
@@ -189,9 +199,9 @@ Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::mil
   });
   auto node = pending_.extract(key);
   if (!node.empty() && node.mapped().has_value()) return std::move(*node.mapped());
-  if (!ended_.empty()) return Status::Error(kTransportError, ended_);
-  if (closed_) return Status::Error(kTransportError, "transport closed");
-  return Status::Error(kRequestTimeout, "no response within " + Millis(timeout));
+  if (!ended_.empty()) return RpcError(kTransportError, ended_);
+  if (closed_) return RpcError(kTransportError, "transport closed");
+  return RpcError(kRequestTimeout, "no response within " + Millis(timeout));
 }
 
 void StdioClientTransport::ReadLoop() {
@@ -336,7 +346,7 @@ void HttpClientTransport::Close() {
 
 Result<Json> HttpClientTransport::Request(const Json& request, std::chrono::milliseconds timeout) {
   if (!request.is_object() || !IsValidId(request.value("id", Json()))) {
-    return Status::Error(kTransportError, "a request needs a string or integer id");
+    return RpcError(kTransportError, "a request needs a string or integer id");
   }
   return Post(request, request["id"], timeout);
 }
@@ -353,7 +363,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   NotificationHandler handler;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return Status::Error(kTransportError, "transport closed");
+    if (closed_) return RpcError(kTransportError, "transport closed");
     session = session_id_;
     version = protocol_version_;
     handler = handler_;
@@ -426,11 +436,11 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   const bool sent = cli.send(req, res, error);
   if (response) return std::move(*response);
   if (timed_out || std::chrono::steady_clock::now() > deadline) {
-    return Status::Error(kRequestTimeout, "no response within " + Millis(timeout));
+    return RpcError(kRequestTimeout, "no response within " + Millis(timeout));
   }
-  if (too_big) return Status::Error(kTransportError, "response larger than 64 MiB");
+  if (too_big) return RpcError(kTransportError, "response larger than 64 MiB");
   if (!sent) {
-    return Status::Error(kTransportError, "HTTP request to " + host_ + ":" + std::to_string(port_) +
+    return RpcError(kTransportError, "HTTP request to " + host_ + ":" + std::to_string(port_) +
                                               path_ + " failed: " + httplib::to_string(error));
   }
   const Json http = {{"httpStatus", res.status}};
@@ -440,11 +450,11 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
     if (p.ok() && p.message->kind == Message::Kind::kResponse && p.message->id == id) {
       return Json::parse(body);
     }
-    return Status::Error(kTransportError, "the server's reply is not the response to this request",
+    return RpcError(kTransportError, "the server's reply is not the response to this request",
                          http);
   }
   if (res.status >= 200 && res.status < 300) {
-    return Status::Error(kTransportError,
+    return RpcError(kTransportError,
                          sse ? "the event stream ended before the response"
                              : "HTTP " + std::to_string(res.status) + " without a response",
                          http);
@@ -458,7 +468,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   } else if (!p.ok() && p.error.is_object() && body.size() < 1000) {
     why += body.empty() ? "" : ": " + body;
   }
-  return Status::Error(kTransportError, why, http);
+  return RpcError(kTransportError, why, http);
 }
 
 // ---- Client ----
@@ -516,7 +526,7 @@ Result<Json> Client::Call(const std::string& method, Json params,
   if (!params.is_null()) request["params"] = std::move(params);
   Result<Json> r = transport_->Request(request, timeout.value_or(options_.timeout));
   if (!r.ok()) {
-    if (r.status().code() == kRequestTimeout && method != "initialize") {
+    if (r.status().rpc_code() == kRequestTimeout && method != "initialize") {
       Notify("notifications/cancelled", {{"requestId", id}, {"reason", "request timed out"}});
     }
     return r.status();
@@ -526,7 +536,7 @@ Result<Json> Client::Call(const std::string& method, Json params,
   if (error != response.end() && error->is_object()) {
     auto code = error->find("code");
     auto message = error->find("message");
-    return Status::Error(
+    return RpcError(
         code != error->end() && code->is_number_integer() ? code->get<int>() : kInternalError,
         message != error->end() && message->is_string() ? message->get<std::string>()
                                                         : std::string("error without a message"),
@@ -534,7 +544,7 @@ Result<Json> Client::Call(const std::string& method, Json params,
   }
   auto result = response.find("result");
   if (result == response.end()) {
-    return Status::Error(kTransportError, method + ": response without a result");
+    return RpcError(kTransportError, method + ": response without a result");
   }
   return *result;
 }
@@ -553,14 +563,14 @@ Result<InitializeResult> Client::Initialize(const std::string& client_name,
   const Json& result = r.value();
   if (!result.is_object() || !result.contains("protocolVersion") ||
       !result["protocolVersion"].is_string()) {
-    return Status::Error(kTransportError, "initialize: result without protocolVersion");
+    return RpcError(kTransportError, "initialize: result without protocolVersion");
   }
   InitializeResult init;
   init.protocol_version = result["protocolVersion"].get<std::string>();
   bool supported = false;
   for (const char* v : kSupportedVersions) supported = supported || init.protocol_version == v;
   if (!supported) {
-    return Status::Error(kTransportError, "initialize: the server chose protocol " +
+    return RpcError(kTransportError, "initialize: the server chose protocol " +
                                               init.protocol_version +
                                               ", which this client does not speak");
   }
@@ -587,14 +597,14 @@ Result<std::vector<Json>> Client::ListTools() {
     if (!r.ok()) return r.status();
     const Json& result = r.value();
     if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array()) {
-      return Status::Error(kTransportError, "tools/list: result without a tools array");
+      return RpcError(kTransportError, "tools/list: result without a tools array");
     }
     for (const Json& t : result["tools"]) tools.push_back(t);
     auto next = result.find("nextCursor");
     if (next == result.end() || !next->is_string()) return tools;
     cursor = *next;
   }
-  return Status::Error(kTransportError, "tools/list: more than 1000 pages");
+  return RpcError(kTransportError, "tools/list: more than 1000 pages");
 }
 
 Result<ToolCallResult> Client::CallTool(const std::string& name, const Json& arguments,
@@ -617,7 +627,7 @@ Result<ToolCallResult> Client::CallTool(const std::string& name, const Json& arg
   if (!r.ok()) return r.status();
   const Json& result = r.value();
   if (!result.is_object() || !result.contains("content") || !result["content"].is_array()) {
-    return Status::Error(kTransportError, "tools/call: result without a content array");
+    return RpcError(kTransportError, "tools/call: result without a content array");
   }
   ToolCallResult call;
   call.content = result["content"];
@@ -631,7 +641,7 @@ Result<ToolCallResult> Client::CallTool(const std::string& name, const Json& arg
 Status Client::Ping() {
   Result<Json> r = Call("ping", nullptr);
   if (!r.ok()) return r.status();
-  if (!r.value().is_object()) return Status::Error(kTransportError, "ping: result is not {}");
+  if (!r.value().is_object()) return RpcError(kTransportError, "ping: result is not {}");
   return Status();
 }
 

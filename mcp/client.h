@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/jsonrpc.h"
 
 namespace slurm_rca::mcp {
@@ -44,52 +45,16 @@ namespace slurm_rca::mcp {
 inline constexpr int kTransportError = -32000;  // I/O failure, EOF, HTTP status, bad reply
 inline constexpr int kRequestTimeout = -32001;  // no response within the request's timeout
 
-// OK, or an error code with a message (and optional data, e.g. {"httpStatus": 404}).
-class Status {
- public:
-  Status() = default;  // OK
-  static Status Error(int code, std::string message, Json data = nullptr) {
-    Status s;
-    s.ok_ = false;
-    s.code_ = code;
-    s.message_ = std::move(message);
-    s.data_ = std::move(data);
-    return s;
-  }
-  bool ok() const { return ok_; }
-  int code() const { return code_; }
-  const std::string& message() const { return message_; }
-  const Json& data() const { return data_; }
-  std::string ToString() const {
-    return ok_ ? "OK" : "error " + std::to_string(code_) + ": " + message_;
-  }
-
- private:
-  bool ok_ = true;
-  int code_ = 0;
-  std::string message_;
-  Json data_;
-};
-
-// A value, or the Status that says why there is none.
+// Errors as values (base/status.h). A JSON-RPC error, or a transport failure named by one of the
+// codes above, is an RpcError status: its code is rpc_code(), its data (e.g. {"httpStatus": 404})
+// the payload, read back with RpcData.
+using Status = base::Status;
 template <typename T>
-class Result {
- public:
-  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit on purpose
-  Result(Status status) : status_(std::move(status)) {  // NOLINT
-    if (status_.ok()) status_ = Status::Error(kTransportError, "Result built from an OK status");
-  }
-  bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-  const T& value() const { return *value_; }
-  T& value() { return *value_; }
-  const T* operator->() const { return &*value_; }
-  T* operator->() { return &*value_; }
+using Result = base::Result<T>;
 
- private:
-  std::optional<T> value_;
-  Status status_;
-};
+Status RpcError(int code, std::string message, const Json& data = nullptr);
+// The data of an RpcError status; null when it had none or is another kind.
+Json RpcData(const Status& status);
 
 using NotificationHandler = std::function<void(const Json& notification)>;
 

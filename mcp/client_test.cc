@@ -99,15 +99,15 @@ TEST(ClientStdioTest, ToolErrorsAreResultsProtocolErrorsAreStatuses) {
 
   Result<ToolCallResult> unknown = client.CallTool("nope", Json::object());
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().code(), kInvalidParams);
+  EXPECT_EQ(unknown.status().rpc_code(), kInvalidParams);
   EXPECT_EQ(unknown.status().message(), "Unknown tool: nope");
 
   Status level = client.SetLogLevel("loud");
-  EXPECT_EQ(level.code(), kInvalidParams);
+  EXPECT_EQ(level.rpc_code(), kInvalidParams);
   EXPECT_TRUE(client.SetLogLevel("debug").ok());
 
   Result<Json> missing = client.Call("no/such/method", Json::object());
-  EXPECT_EQ(missing.status().code(), kMethodNotFound);
+  EXPECT_EQ(missing.status().rpc_code(), kMethodNotFound);
 }
 
 TEST(ClientStdioTest, ProgressAndNotificationsReachTheCallbacks) {
@@ -148,7 +148,7 @@ TEST(ClientStdioTest, TimeoutCancelsTheCall) {
   auto start = Clock::now();
   Result<ToolCallResult> r = client.CallTool("slow", Json::object(), nullptr, milliseconds(200));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), kRequestTimeout);
+  EXPECT_EQ(r.status().rpc_code(), kRequestTimeout);
   EXPECT_LT(Clock::now() - start, milliseconds(1500));
   // The client sent notifications/cancelled, so the server stops the tool.
   auto end = Clock::now() + milliseconds(2000);
@@ -194,7 +194,7 @@ TEST(ClientStdioTest, ServerGoneIsATransportError) {
   pair.StopServer();
   auto start = Clock::now();
   Status s = client.Ping();
-  EXPECT_EQ(s.code(), kTransportError);
+  EXPECT_EQ(s.rpc_code(), kTransportError);
   EXPECT_LT(Clock::now() - start, milliseconds(1000));
 }
 
@@ -414,15 +414,15 @@ TEST(ClientHttpTest, HttpFailuresAreStatuses) {
       std::make_unique<HttpClientTransport>("127.0.0.1", front.port(), "/mcp", "wrong"));
   Result<InitializeResult> init = wrong_token.Initialize("http-test", "1");
   ASSERT_FALSE(init.ok());
-  EXPECT_EQ(init.status().code(), kTransportError);
-  EXPECT_EQ(init.status().data()["httpStatus"], 401);
+  EXPECT_EQ(init.status().rpc_code(), kTransportError);
+  EXPECT_EQ(RpcData(init.status())["httpStatus"], 401);
 
   // No session: the front answers 404 with a JSON-RPC error.
   Client no_session(
       std::make_unique<HttpClientTransport>("127.0.0.1", front.port(), "/mcp", "right"));
   Status ping = no_session.Ping();
-  EXPECT_EQ(ping.code(), kTransportError);
-  EXPECT_EQ(ping.data()["httpStatus"], 404);
+  EXPECT_EQ(ping.rpc_code(), kTransportError);
+  EXPECT_EQ(RpcData(ping)["httpStatus"], 404);
   EXPECT_NE(ping.message().find("Session not found"), std::string::npos);
 
   // Nobody listening (the port of a front that has stopped).
@@ -433,7 +433,7 @@ TEST(ClientHttpTest, HttpFailuresAreStatuses) {
   }
   Client nobody(std::make_unique<HttpClientTransport>("127.0.0.1", port));
   Status s = nobody.Ping();
-  EXPECT_EQ(s.code(), kTransportError);
+  EXPECT_EQ(s.rpc_code(), kTransportError);
   EXPECT_NE(s.message().find("failed"), std::string::npos) << s.ToString();
 }
 

@@ -39,6 +39,20 @@ struct Evidence {
 
 const char* OutcomeName(Evidence::Outcome o);  // "ok", "failed", "timed_out", "refused", ...
 
+// A back-end's record of its last read of one program (the last to finish), for a readiness
+// probe that must read nothing itself. Only reads that ran, or found the program unable to run, are
+// recorded: a cache hit, a follower of a read in flight and a read the server refused (guard, rate
+// budget, busy) started no process and say nothing new about the program.
+struct ProgramReads {
+  std::string program;
+  std::string last_read;  // ISO 8601 UTC when the last read started; "" when never read
+  std::string outcome;    // OutcomeName of the last read; "" when never read
+  std::string cause;      // why the last read gave no evidence; "" when it did
+  double seconds = 0;     // how long the last read took
+  std::string last_ok;    // ISO 8601 UTC when the last successful read started; "" when none
+  std::string unusable;   // why the program cannot run at all (not installed, untrusted); ""
+};
+
 // Where reads come from. Thread-safe: several tool calls read at once.
 class Backend {
  public:
@@ -61,7 +75,16 @@ class Backend {
               "no evidence, not an empty result";
     return e;
   }
+  // The last read of each program this back-end may run, never-read ones included; empty for a
+  // back-end that reads no cluster (replay).
+  virtual std::vector<ProgramReads> LastReads() const { return {}; }
 };
+
+// The readiness answer of `slurm-mcp serve --http` (GET /ready), as JSON text: the back-end, and
+// per program whether its last read succeeded ("ok", "failing", "never_read"), with a summary
+// "slurm": "failing" when any last read failed, "ok" when some succeeded and none failed,
+// "unknown" when nothing was read. Reads nothing.
+std::string ReadinessJson(const Backend& backend);
 
 }  // namespace slurm_rca::mcp
 

@@ -698,248 +698,227 @@ double Peak(const Observation& obs) {
   return p;
 }
 
-}  // namespace
+// Why a job is not judged ("" status: nothing stops it here), with the detail the report shows.
+struct Verdict {
+  std::string status, detail;
+};
 
-Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
-                  const std::map<std::string, std::vector<Observation>>& observations,
-                  std::int64_t now, const GpuIdleOptions& o) {
-  // GPU jobs per node over every running job, before any filtering (the shared-node rule).
-  std::map<std::string, std::vector<std::string>> gpu_jobs_on;
-  for (const RunningJob& j : jobs) {
-    if (j.gpus <= 0) continue;
-    for (const std::string& n : j.nodes) gpu_jobs_on[n].push_back(j.job_id);
+// The checks that need no samples: a job without GPUs, without a start time, still warming up,
+// on a node another GPU job shares (no PID-to-job mapping attributes its GPUs), or on no node.
+Verdict BeforeSampling(const RunningJob& job,
+                       const std::map<std::string, std::vector<std::string>>& gpu_jobs_on,
+                       std::int64_t now, const GpuIdleOptions& o) {
+  if (job.gpus <= 0) return {"no_gpus", "no GPU in the job's tres-alloc: not judged"};
+  if (!job.start) {
+    return {"start_unknown", "the start time did not parse: not judged (never age 0)"};
   }
-  Json out_jobs = Json::array();
-  for (const RunningJob& job : jobs) {
-    Json j = {{"job_id", job.job_id},
-              {"name", job.name},
-              {"start_time", IsoOrNull(job.start)},
-              {"nodes", job.nodes},
-              {"allocated_gpus", job.gpus},
-              {"classification_only", true}};
-    auto done = [&](const std::string& status, const std::string& detail) {
-      j["status"] = status;
-      j["detail"] = detail;
-      out_jobs.push_back(j);
-    };
-    if (job.gpus <= 0) {
-      done("no_gpus", "no GPU in the job's tres-alloc: not judged");
-      continue;
+  const std::int64_t from = *job.start + o.warmup;
+  if (now < from) {
+    return {"in_warmup",
+            "in warm-up until " + UnixToIso(from) + "; samples before then are never evidence"};
+  }
+  std::string shared;
+  for (const std::string& n : job.nodes) {
+    if (gpu_jobs_on.at(n).size() > 1) shared = n;
+  }
+  if (!shared.empty()) {
+    std::string others;
+    for (const std::string& id : gpu_jobs_on.at(shared)) {
+      if (id != job.job_id) others += (others.empty() ? "" : ",") + id;
     }
-    if (!job.start) {
-      done("start_unknown", "the start time did not parse: not judged (never age 0)");
-      continue;
+    return {"shared_node", "node " + shared + " also hosts GPU job(s) " + others +
+                               ": GPUs cannot be attributed to a job (no PID to job mapping)"};
+  }
+  if (job.nodes.empty()) return {"no_samples", "the job lists no node"};
+  return {};
+}
+
+// Whether every node's samples can carry a judgement: some at all, fresh, with no outage in the
+// window, covering it, enough of them, a steady GPU count, every GPU judgeable and none labelled
+// with another job; and as many GPUs sampled as the job holds. The first failure wins.
+Verdict EvidenceProblem(const RunningJob& job, const std::vector<NodeEvidence>& ev,
+                        std::int64_t now, const GpuIdleOptions& o) {
+  size_t without = 0;
+  std::string missing;
+  for (const NodeEvidence& n : ev) {
+    if (!n.run.empty()) continue;
+    ++without;
+    missing += (missing.empty() ? "" : ",") + n.node;
+  }
+  if (without == ev.size()) {
+    return {"no_samples",
+            "no successful sample of the job's node(s) since warm-up ended "
+            "(sampling off, the node not sampled, or every read failed)"};
+  }
+  if (without > 0) return {"partial_nodes", "no sample of node(s) " + missing + ": not judged"};
+
+  const std::int64_t cover_by = now - (o.window - o.max_sample_gap);
+  for (const NodeEvidence& n : ev) {
+    const std::int64_t newest = n.run.back()->time;
+    if (now - newest > o.max_sample_gap) {
+      return {"stale_newest", "newest sample of " + n.node + " is " + std::to_string(now - newest) +
+                                  " s old (> max_sample_gap " + std::to_string(o.max_sample_gap) +
+                                  " s): a monitoring outage, not idleness"};
     }
-    const std::int64_t from = *job.start + o.warmup;
-    if (now < from) {
-      done("in_warmup", "in warm-up until " + UnixToIso(from) +
-                            "; samples before then are never evidence");
-      continue;
+    if (n.outage_at) {
+      return {"gap_exceeded", "a " + std::to_string(n.outage_gap) + " s hole in the samples of " +
+                                  n.node + " before " + UnixToIso(*n.outage_at) +
+                                  " (> max_sample_gap " + std::to_string(o.max_sample_gap) +
+                                  " s): history before it is not used"};
     }
-    std::string shared;
-    for (const std::string& n : job.nodes) {
-      if (gpu_jobs_on[n].size() > 1) shared = n;
+    if (n.used.front()->time > cover_by) {
+      return {"window_not_covered", "samples of " + n.node + " span only " +
+                                        std::to_string(newest - n.used.front()->time) + " s; the " +
+                                        std::to_string(o.window) + " s window is not covered yet"};
     }
-    if (!shared.empty()) {
-      std::string others;
-      for (const std::string& id : gpu_jobs_on[shared]) {
-        if (id != job.job_id) others += (others.empty() ? "" : ",") + id;
+    if (static_cast<int>(n.used.size()) < o.min_samples) {
+      return {"insufficient_observations", n.node + ": " + std::to_string(n.used.size()) +
+                                               " observations, need " +
+                                               std::to_string(o.min_samples)};
+    }
+    for (const Observation* obs : n.used) {
+      if (obs->gpus.size() != n.used.front()->gpus.size()) {
+        return {"varying_gpu_count", n.node + " reported " +
+                                         std::to_string(n.used.front()->gpus.size()) + " then " +
+                                         std::to_string(obs->gpus.size()) + " GPUs"};
       }
-      done("shared_node", "node " + shared + " also hosts GPU job(s) " + others +
-                              ": GPUs cannot be attributed to a job (no PID to job mapping)");
-      continue;
-    }
-    if (job.nodes.empty()) {
-      done("no_samples", "the job lists no node");
-      continue;
-    }
-    std::vector<NodeEvidence> ev;
-    Json ev_nodes = Json::array();
-    size_t without = 0;
-    for (const std::string& n : job.nodes) {
-      auto it = observations.find(n);
-      ev.push_back(Gather(n, it == observations.end() ? nullptr : &it->second, from, now, o));
-      if (ev.back().run.empty()) ++without;
-      ev_nodes.push_back(ev.back().ToJson(now));
-    }
-    j["evidence"] = {{"window_start", UnixToIso(std::max(from, now - o.window))},
-                     {"window_end", UnixToIso(now)},
-                     {"nodes", ev_nodes}};
-    if (without == job.nodes.size()) {
-      done("no_samples", "no successful sample of the job's node(s) since warm-up ended "
-                         "(sampling off, the node not sampled, or every read failed)");
-      continue;
-    }
-    if (without > 0) {
-      std::string missing;
-      for (const NodeEvidence& n : ev) {
-        if (n.run.empty()) missing += (missing.empty() ? "" : ",") + n.node;
-      }
-      done("partial_nodes", "no sample of node(s) " + missing + ": not judged");
-      continue;
-    }
-    // Coverage, node by node.
-    std::string status, detail;
-    const std::int64_t cover_by = now - (o.window - o.max_sample_gap);
-    for (const NodeEvidence& n : ev) {
-      const std::int64_t newest = n.run.back()->time;
-      if (now - newest > o.max_sample_gap) {
-        status = "stale_newest";
-        detail = "newest sample of " + n.node + " is " + std::to_string(now - newest) +
-                 " s old (> max_sample_gap " + std::to_string(o.max_sample_gap) +
-                 " s): a monitoring outage, not idleness";
-      } else if (n.outage_at) {
-        status = "gap_exceeded";
-        detail = "a " + std::to_string(n.outage_gap) + " s hole in the samples of " + n.node +
-                 " before " + UnixToIso(*n.outage_at) + " (> max_sample_gap " +
-                 std::to_string(o.max_sample_gap) + " s): history before it is not used";
-      } else if (n.used.front()->time > cover_by) {
-        status = "window_not_covered";
-        detail = "samples of " + n.node + " span only " +
-                 std::to_string(newest - n.used.front()->time) + " s; the " +
-                 std::to_string(o.window) + " s window is not covered yet";
-      } else if (static_cast<int>(n.used.size()) < o.min_samples) {
-        status = "insufficient_observations";
-        detail = n.node + ": " + std::to_string(n.used.size()) + " observations, need " +
-                 std::to_string(o.min_samples);
-      }
-      if (!status.empty()) break;
-      for (const Observation* obs : n.used) {
-        if (obs->gpus.size() != n.used.front()->gpus.size()) {
-          status = "varying_gpu_count";
-          detail = n.node + " reported " + std::to_string(n.used.front()->gpus.size()) +
-                   " then " + std::to_string(obs->gpus.size()) + " GPUs";
-          break;
-        }
-        for (const GpuSample& g : obs->gpus) {
-          if (!g.Judgeable()) {
-            std::string why;
-            for (const std::string& u : g.unknown) {
-              if (u.rfind("pids", 0) != 0 && u.rfind("power", 0) != 0) {
-                why += (why.empty() ? "" : "; ") + u;
-              }
+      for (const GpuSample& g : obs->gpus) {
+        if (!g.Judgeable()) {
+          // The fields that make it unjudgeable (a missing PID count or power only weakens the
+          // signature later; it does not stop the judgement).
+          std::string why;
+          for (const std::string& u : g.unknown) {
+            if (u.rfind("pids", 0) != 0 && u.rfind("power", 0) != 0) {
+              why += (why.empty() ? "" : "; ") + u;
             }
-            status = "unjudgeable_gpu";
-            detail = n.node + " gpu" + std::to_string(g.index) + " at " +
-                     UnixToIso(obs->time) + ": " + why;
-            break;
           }
-          if (!g.hpc_jobs.empty() &&
-              std::find(g.hpc_jobs.begin(), g.hpc_jobs.end(), job.job_id) == g.hpc_jobs.end()) {
-            status = "attribution_conflict";
-            detail = n.node + " gpu" + std::to_string(g.index) + " is labelled hpc_job " +
-                     g.hpc_jobs.front() + ", not this job";
-            break;
-          }
+          return {"unjudgeable_gpu", n.node + " gpu" + std::to_string(g.index) + " at " +
+                                         UnixToIso(obs->time) + ": " + why};
         }
-        if (!status.empty()) break;
-      }
-      if (!status.empty()) break;
-    }
-    if (status.empty()) {
-      size_t covered = 0;
-      for (const NodeEvidence& n : ev) covered += n.used.back()->gpus.size();
-      if (static_cast<int>(covered) < job.gpus) {
-        status = "fewer_gpus_than_allocated";
-        detail = std::to_string(covered) + " GPUs sampled, " + std::to_string(job.gpus) +
-                 " allocated";
-      }
-    }
-    if (!status.empty()) {
-      done(status, detail + ": not judged");
-      continue;
-    }
-
-    // Judged: the window's figures over every GPU of every node.
-    double peak = 0, util_sum = 0, mem_sum = 0, power_sum = 0;
-    int samples = 0, max_pids = 0;
-    bool pids_known = true, power_known = true;
-    size_t covered = 0, obs_count = 0;
-    std::set<std::string> sources;
-    for (const NodeEvidence& n : ev) {
-      covered += n.used.back()->gpus.size();
-      obs_count += n.used.size();
-      for (const Observation* obs : n.used) {
-        sources.insert(obs->source);
-        for (const GpuSample& g : obs->gpus) {
-          peak = std::max(peak, *g.util_pct);
-          util_sum += *g.util_pct;
-          mem_sum += *g.mem_used_mib / *g.mem_total_mib;
-          ++samples;
-          if (g.pids) {
-            max_pids = std::max(max_pids, *g.pids);
-          } else {
-            pids_known = false;
-          }
-          if (g.power_w) {
-            power_sum += *g.power_w;
-          } else {
-            power_known = false;
-          }
+        if (!g.hpc_jobs.empty() &&
+            std::find(g.hpc_jobs.begin(), g.hpc_jobs.end(), job.job_id) == g.hpc_jobs.end()) {
+          return {"attribution_conflict", n.node + " gpu" + std::to_string(g.index) +
+                                              " is labelled hpc_job " + g.hpc_jobs.front() +
+                                              ", not this job"};
         }
       }
     }
-    const double mean_util = util_sum / samples;
-    const double mem_fraction = mem_sum / samples;
-    const bool held = mem_fraction >= o.mem_held_fraction;
-    Json figures = {{"peak_util_pct", peak},
-                    {"mean_util_pct", mean_util},
-                    {"mean_memory_fraction", mem_fraction},
-                    {"memory_held", held},
-                    {"mean_power_w", power_known ? Json(power_sum / samples) : Json(nullptr)},
-                    {"pids_known", pids_known},
-                    {"max_pids", pids_known ? Json(max_pids) : Json(nullptr)},
-                    {"gpus_covered", covered},
-                    {"observations", obs_count},
-                    {"sources", sources}};
-    j["figures"] = figures;
-    if (peak >= o.util_pct) {
-      j["signature"] = nullptr;
-      done("judged", "busy: peak utilisation " + std::to_string(static_cast<int>(peak)) +
-                         "% reached util_pct " + std::to_string(static_cast<int>(o.util_pct)) +
-                         "% in the window (peak, not mean)");
-      continue;
-    }
-    std::string sig = "unknown";
-    if (!held && pids_known && max_pids == 0 && power_known &&
-        power_sum / samples < o.idle_power_watts) {
-      sig = "idle";
-    } else if (held && pids_known && max_pids > 0 && peak < o.hung_util_pct) {
-      sig = "hung";
-    } else if (held && peak >= o.hung_util_pct) {
-      sig = "starved";
-    }
-    // Dwell: since the first observation of the trailing below-threshold run (latest over nodes).
-    std::int64_t since = 0;
-    for (const NodeEvidence& n : ev) {
-      std::int64_t first = n.run.back()->time;
-      for (auto it = n.run.rbegin(); it != n.run.rend() && Peak(**it) < o.util_pct; ++it) {
-        first = (*it)->time;
-      }
-      since = std::max(since, first);
-    }
-    const std::int64_t dwell = now - since;
-    const double hours =
-        static_cast<double>(std::min<size_t>(covered, job.gpus)) * dwell / 3600.0;
-    const bool may_drain = sig == "idle" || sig == "hung";
-    j["signature"] = sig;
-    j["breach_since"] = UnixToIso(since);
-    j["dwell_seconds"] = dwell;
-    j["gpu_hours_in_breach"] = hours;
-    j["stage_if_enforced"] = may_drain && dwell >= o.drain_after ? "drain" : "alert";
-    char reason[512];
-    std::snprintf(reason, sizeof reason,
-                  "%s: peak util %.1f%% (mean %.1f%%) below %.0f%% for %llds across %zu "
-                  "observations of %zu GPU(s); mem held %.0f%%, mean power %s; ~%.2f GPU-hours "
-                  "in this breach",
-                  sig.c_str(), peak, mean_util, o.util_pct, static_cast<long long>(dwell),
-                  obs_count, covered, mem_fraction * 100,
-                  power_known ? (std::to_string(static_cast<int>(power_sum / samples)) + " W").c_str()
-                              : "unknown",
-                  hours);
-    done("judged", reason);
   }
+  size_t covered = 0;
+  for (const NodeEvidence& n : ev) covered += n.used.back()->gpus.size();
+  if (static_cast<int>(covered) < job.gpus) {
+    return {"fewer_gpus_than_allocated",
+            std::to_string(covered) + " GPUs sampled, " + std::to_string(job.gpus) + " allocated"};
+  }
+  return {};
+}
 
+// The window's figures over every GPU of every node of a judgeable job.
+struct Figures {
+  double peak = 0, util_sum = 0, mem_sum = 0, power_sum = 0;
+  int samples = 0, max_pids = 0;
+  bool pids_known = true, power_known = true;
+  size_t covered = 0, obs_count = 0;
+  std::set<std::string> sources;
+  double MeanUtil() const { return util_sum / samples; }
+  double MemFraction() const { return mem_sum / samples; }
+  double MeanPower() const { return power_sum / samples; }
+};
+
+Figures Measure(const std::vector<NodeEvidence>& ev) {
+  Figures f;
+  for (const NodeEvidence& n : ev) {
+    f.covered += n.used.back()->gpus.size();
+    f.obs_count += n.used.size();
+    for (const Observation* obs : n.used) {
+      f.sources.insert(obs->source);
+      for (const GpuSample& g : obs->gpus) {
+        f.peak = std::max(f.peak, *g.util_pct);
+        f.util_sum += *g.util_pct;
+        f.mem_sum += *g.mem_used_mib / *g.mem_total_mib;
+        ++f.samples;
+        if (g.pids) {
+          f.max_pids = std::max(f.max_pids, *g.pids);
+        } else {
+          f.pids_known = false;
+        }
+        if (g.power_w) {
+          f.power_sum += *g.power_w;
+        } else {
+          f.power_known = false;
+        }
+      }
+    }
+  }
+  return f;
+}
+
+// The verdict of a judgeable job, written into j (figures, and for a job below util_pct its
+// signature, breach and stage); returns the detail line.
+std::string Judge(const RunningJob& job, const std::vector<NodeEvidence>& ev, std::int64_t now,
+                  const GpuIdleOptions& o, Json* j) {
+  const Figures f = Measure(ev);
+  const bool held = f.MemFraction() >= o.mem_held_fraction;
+  (*j)["figures"] = {{"peak_util_pct", f.peak},
+                     {"mean_util_pct", f.MeanUtil()},
+                     {"mean_memory_fraction", f.MemFraction()},
+                     {"memory_held", held},
+                     {"mean_power_w", f.power_known ? Json(f.MeanPower()) : Json(nullptr)},
+                     {"pids_known", f.pids_known},
+                     {"max_pids", f.pids_known ? Json(f.max_pids) : Json(nullptr)},
+                     {"gpus_covered", f.covered},
+                     {"observations", f.obs_count},
+                     {"sources", f.sources}};
+  // Busy is decided by the peak, never the mean: one busy sample in the window is enough.
+  if (f.peak >= o.util_pct) {
+    (*j)["signature"] = nullptr;
+    return "busy: peak utilisation " + std::to_string(static_cast<int>(f.peak)) +
+           "% reached util_pct " + std::to_string(static_cast<int>(o.util_pct)) +
+           "% in the window (peak, not mean)";
+  }
+  // idle: memory free, no process, low power, each known; hung: memory held by processes that
+  // do not compute; starved: memory held and some computing. Anything else is unknown.
+  std::string sig = "unknown";
+  if (!held && f.pids_known && f.max_pids == 0 && f.power_known &&
+      f.MeanPower() < o.idle_power_watts) {
+    sig = "idle";
+  } else if (held && f.pids_known && f.max_pids > 0 && f.peak < o.hung_util_pct) {
+    sig = "hung";
+  } else if (held && f.peak >= o.hung_util_pct) {
+    sig = "starved";
+  }
+  // Dwell: since the first observation of the trailing below-threshold run (latest over nodes).
+  std::int64_t since = 0;
+  for (const NodeEvidence& n : ev) {
+    std::int64_t first = n.run.back()->time;
+    for (auto it = n.run.rbegin(); it != n.run.rend() && Peak(**it) < o.util_pct; ++it) {
+      first = (*it)->time;
+    }
+    since = std::max(since, first);
+  }
+  const std::int64_t dwell = now - since;
+  const double hours = static_cast<double>(std::min<size_t>(f.covered, job.gpus)) * dwell / 3600.0;
+  const bool may_drain = sig == "idle" || sig == "hung";
+  (*j)["signature"] = sig;
+  (*j)["breach_since"] = UnixToIso(since);
+  (*j)["dwell_seconds"] = dwell;
+  (*j)["gpu_hours_in_breach"] = hours;
+  (*j)["stage_if_enforced"] = may_drain && dwell >= o.drain_after ? "drain" : "alert";
+  char reason[512];
+  std::snprintf(
+      reason, sizeof reason,
+      "%s: peak util %.1f%% (mean %.1f%%) below %.0f%% for %llds across %zu "
+      "observations of %zu GPU(s); mem held %.0f%%, mean power %s; ~%.2f GPU-hours "
+      "in this breach",
+      sig.c_str(), f.peak, f.MeanUtil(), o.util_pct, static_cast<long long>(dwell), f.obs_count,
+      f.covered, f.MemFraction() * 100,
+      f.power_known ? (std::to_string(static_cast<int>(f.MeanPower())) + " W").c_str() : "unknown",
+      hours);
+  return reason;
+}
+
+// What the sampler holds per node: counts, first and last good read, the last failure.
+Json NodesHeld(const std::map<std::string, std::vector<Observation>>& observations) {
   Json nodes = Json::array();
   for (const auto& [node, obs] : observations) {
     int ok = 0, failed = 0;
@@ -962,6 +941,58 @@ Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
     if (last_ok && !last_ok->note.empty()) n["note"] = last_ok->note;
     nodes.push_back(std::move(n));
   }
+  return nodes;
+}
+
+}  // namespace
+
+Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
+                  const std::map<std::string, std::vector<Observation>>& observations,
+                  std::int64_t now, const GpuIdleOptions& o) {
+  // GPU jobs per node over every running job, before any filtering (the shared-node rule); every
+  // node of every job has an entry, empty when no GPU job runs there.
+  std::map<std::string, std::vector<std::string>> gpu_jobs_on;
+  for (const RunningJob& j : jobs) {
+    for (const std::string& n : j.nodes) {
+      std::vector<std::string>& on = gpu_jobs_on[n];
+      if (j.gpus > 0) on.push_back(j.job_id);
+    }
+  }
+  Json out_jobs = Json::array();
+  for (const RunningJob& job : jobs) {
+    Json j = {
+        {"job_id", job.job_id}, {"name", job.name},           {"start_time", IsoOrNull(job.start)},
+        {"nodes", job.nodes},   {"allocated_gpus", job.gpus}, {"classification_only", true}};
+    auto done = [&](const std::string& status, const std::string& detail) {
+      j["status"] = status;
+      j["detail"] = detail;
+      out_jobs.push_back(j);
+    };
+    if (Verdict v = BeforeSampling(job, gpu_jobs_on, now, o); !v.status.empty()) {
+      done(v.status, v.detail);
+      continue;
+    }
+    // The evidence, node by node, from the end of the warm-up on; shown whatever the verdict.
+    const std::int64_t from = *job.start + o.warmup;
+    std::vector<NodeEvidence> ev;
+    Json ev_nodes = Json::array();
+    for (const std::string& n : job.nodes) {
+      auto it = observations.find(n);
+      ev.push_back(Gather(n, it == observations.end() ? nullptr : &it->second, from, now, o));
+      ev_nodes.push_back(ev.back().ToJson(now));
+    }
+    j["evidence"] = {{"window_start", UnixToIso(std::max(from, now - o.window))},
+                     {"window_end", UnixToIso(now)},
+                     {"nodes", ev_nodes}};
+    if (Verdict v = EvidenceProblem(job, ev, now, o); !v.status.empty()) {
+      // The sample-count verdicts carry their own wording; the others end "not judged".
+      const bool own = v.status == "no_samples" || v.status == "partial_nodes";
+      done(v.status, own ? v.detail : v.detail + ": not judged");
+      continue;
+    }
+    done("judged", Judge(job, ev, now, o, &j));
+  }
+
   Json thresholds = {{"util_pct", o.util_pct},
                      {"mem_held_fraction", o.mem_held_fraction},
                      {"idle_power_watts", o.idle_power_watts},
@@ -971,7 +1002,9 @@ Json JudgeGpuIdle(const std::vector<RunningJob>& jobs,
                      {"min_samples", o.min_samples},
                      {"max_sample_gap_seconds", o.max_sample_gap},
                      {"drain_after_seconds", o.drain_after}};
-  Json report = {{"now", UnixToIso(now)}, {"jobs", out_jobs}, {"nodes", nodes},
+  Json report = {{"now", UnixToIso(now)},
+                 {"jobs", out_jobs},
+                 {"nodes", NodesHeld(observations)},
                  {"thresholds", thresholds}};
   // Job names and hpc_job labels are bytes from squeue and exporters.
   return WithValidUtf8(report);

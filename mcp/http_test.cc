@@ -374,6 +374,45 @@ TEST_F(HttpTest, GetIs405WithAllow) {
   EXPECT_TRUE(Pings(client()));
 }
 
+TEST_F(HttpTest, ReadinessIsAGetOutsideMcpBehindTheSameChecks) {
+  std::atomic<int> asked{0};  // written on a server thread
+  StartServer({.token = "s3cret-token", .ready = [&asked] {
+                 ++asked;
+                 return std::string(R"({"ready":true,"slurm":"unknown"})");
+               }});
+  // The token, as for the endpoint; nothing is computed for a refused probe.
+  ExpectIdLessError(client().Get("/ready"), 401);
+  ExpectIdLessError(client().Get("/ready", {{"Host", "evil.example.com"}}), 403);
+  EXPECT_EQ(asked, 0);
+  token_ = "s3cret-token";
+  httplib::Result r = client().Get("/ready", Headers());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "no-store");
+  EXPECT_EQ(r->body, R"({"ready":true,"slurm":"unknown"})");
+  EXPECT_EQ(asked, 1);
+  r = client().Post("/ready", Headers(), "{}", "application/json");
+  ExpectIdLessError(r, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET");
+  // The MCP endpoint is unchanged beside it.
+  Handshake();
+  EXPECT_TRUE(Pings(client()));
+}
+
+TEST_F(HttpTest, NoReadinessRouteUnlessAsked) {
+  StartServer();
+  ExpectIdLessError(client().Get("/ready", Headers()), 404);
+}
+
+TEST(HttpStartTest, ReadinessPathMustDifferFromTheEndpoint) {
+  Server server(ServerOptions{});
+  HttpTransport t(server, {.ready = [] { return std::string("{}"); }, .ready_path = "/mcp"});
+  HttpStartResult r = t.Start();
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("readiness path"), std::string::npos) << r.error;
+}
+
 TEST_F(HttpTest, OtherPathIs404) {
   StartServer();
   httplib::Result r = client().Post("/other", Headers(), "{}", "application/json");

@@ -196,6 +196,31 @@ bool IsSupportedVersion(const std::string& version) {
   return false;
 }
 
+// httplib's pool, counting connections: httplib enqueues one task per accepted connection, which
+// serves its requests and closes it. httplib 0.11 has no bound on the queue and no accept hook,
+// so a connection is never rejected before a request is read: there is nothing such to count.
+class CountingThreadPool : public httplib::TaskQueue {
+ public:
+  CountingThreadPool(std::size_t threads, Metrics* metrics) : pool_(threads), metrics_(metrics) {}
+
+  void enqueue(std::function<void()> fn) override {
+    metrics_->HttpConnectionOpened();
+    pool_.enqueue([fn = std::move(fn), metrics = metrics_] {
+      struct Closed {
+        Metrics* metrics;
+        ~Closed() { metrics->HttpConnectionClosed(); }
+      } closed{metrics};
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+  void on_idle() override { pool_.on_idle(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  Metrics* metrics_;
+};
+
 }  // namespace
 
 bool ConstantTimeEquals(const std::string& given, const std::string& secret) {
@@ -231,6 +256,11 @@ class HttpTransport::Impl {
     }
     if (options_.path.empty() || options_.path.front() != '/') {
       return {0, "the endpoint path must start with '/': " + options_.path};
+    }
+    if (options_.ready && (options_.ready_path.empty() || options_.ready_path.front() != '/' ||
+                           options_.ready_path == options_.path)) {
+      return {0, "the readiness path must start with '/' and differ from the endpoint's: " +
+                     options_.ready_path};
     }
     if (options_.threads < 2) return {0, "at least 2 threads are needed"};
     if (options_.port < 0 || options_.port > 65535) {
@@ -305,7 +335,11 @@ class HttpTransport::Impl {
 
   void Configure() {
     const std::size_t threads = static_cast<std::size_t>(options_.threads);
-    http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    Metrics* metrics = options_.metrics;
+    http_.new_task_queue = [threads, metrics]() -> httplib::TaskQueue* {
+      if (metrics == nullptr) return new httplib::ThreadPool(threads);
+      return new CountingThreadPool(threads, metrics);
+    };
     http_.set_payload_max_length(options_.max_body_bytes);
     http_.set_keep_alive_max_count(100);
     // An idle keep-alive connection holds a worker thread, and Stop() waits for it.
@@ -346,7 +380,9 @@ class HttpTransport::Impl {
     // cut our JSON-RPC answer to the bytes asked for and still send 200 (found by http_fuzz). The
     // request is httplib's own object for this exchange, handed to us const.
     const_cast<Request&>(req).ranges.clear();
-    if (!Screen(req, res) || !Route(req, res)) {
+    const bool screened = Screen(req, res);
+    if (!screened && options_.metrics) options_.metrics->HttpRequestRejected(res.status);
+    if (!screened || !Route(req, res)) {
       if (DeclaresBody(req)) res.set_header("Connection", "close");
       return HandlerResponse::Handled;
     }
@@ -398,6 +434,17 @@ class HttpTransport::Impl {
 
   // Path and method; false when the request was answered here.
   bool Route(const Request& req, Response& res) {
+    if (options_.ready && req.path == options_.ready_path) {
+      if (req.method != "GET") {
+        SendError(res, 405, kErrTransport, "Method Not Allowed: use GET");
+        res.set_header("Allow", "GET");
+        return false;
+      }
+      res.status = 200;
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(options_.ready(), "application/json");
+      return false;
+    }
     if (req.path != options_.path) {
       SendError(res, 404, kErrTransport, "Not Found: the MCP endpoint is " + options_.path);
       return false;

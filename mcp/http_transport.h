@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mcp/metrics.h"
 #include "mcp/server.h"
 
 namespace slurm_rca::mcp {
@@ -57,6 +58,14 @@ struct HttpOptions {
   // Extra names accepted in Host and Origin (without port), e.g. a reverse proxy's name.
   std::vector<std::string> allowed_hosts;
   std::size_t max_sessions = 1024;  // the least recently used session is evicted beyond this
+  // GET ready_path answers ready() (a JSON text; slurm-mcp: ReadinessJson of its back-end) with
+  // 200, outside MCP, behind the same Host, Origin and token checks. Unset: no such route.
+  std::function<std::string()> ready;
+  std::string ready_path = "/ready";
+  // Counts the connections open (accepted, queued or served, not yet closed) and the requests
+  // the Host, Origin or token check refused (mcp/metrics.h). Not owned; must outlive the
+  // transport. Null: nothing is counted.
+  Metrics* metrics = nullptr;
 };
 
 struct HttpStartResult {

@@ -158,7 +158,30 @@ LiveBackend::LiveBackend(LiveOptions options)
         return o;
       }()),
       slot_wait_(options_.slot_wait.value_or(options_.executor.timeout)),
-      max_concurrent_(std::max(1, options_.max_concurrent)) {}
+      max_concurrent_(std::max(1, options_.max_concurrent)) {
+  for (const guard::Resolution& r : executor_.resolutions()) {
+    last_reads_[r.program].program = r.program;
+    if (r.problem != guard::Outcome::kExited) last_reads_[r.program].unusable = r.error;
+  }
+}
+
+std::vector<ProgramReads> LiveBackend::LastReads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ProgramReads> out;
+  for (const auto& [program, reads] : last_reads_) out.push_back(reads);
+  return out;
+}
+
+void LiveBackend::Remember(const std::string& program, const Evidence& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ProgramReads& r = last_reads_[program];
+  r.program = program;
+  r.last_read = e.evidence_time;
+  r.outcome = OutcomeName(e.outcome);
+  r.cause = e.cause;
+  r.seconds = e.seconds;
+  if (e.ok()) r.last_ok = e.evidence_time;
+}
 
 LiveBackend::~LiveBackend() = default;
 
@@ -187,8 +210,10 @@ Evidence LiveBackend::Read(const std::vector<std::string>& argv) {
         Evidence e = hit->second.evidence;
         e.cached = true;
         e.cache_age_seconds = Seconds(now - hit->second.stored);
+        if (options_.metrics) options_.metrics->CacheHit();
         return e;
       }
+      if (options_.metrics) options_.metrics->CacheMiss();
     }
     auto running = flights_.find(argv);
     if (running != flights_.end()) {
@@ -201,6 +226,7 @@ Evidence LiveBackend::Read(const std::vector<std::string>& argv) {
   }
 
   if (!leader) {
+    if (options_.metrics) options_.metrics->SingleFlightMerge();
     std::unique_lock<std::mutex> lock(flight->mu);
     flight->cv.wait(lock, [&] { return flight->done; });
     Evidence e = flight->evidence;
@@ -243,18 +269,22 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
   // A program that cannot run spends neither budget nor slot.
   for (const guard::Resolution& r : executor_.resolutions()) {
     if (r.program == program && r.problem != guard::Outcome::kExited) {
-      return NoEvidence(Evidence::Outcome::kUnavailable, approved.argv(), WallClock::now(),
-                        r.error);
+      Evidence e =
+          NoEvidence(Evidence::Outcome::kUnavailable, approved.argv(), WallClock::now(), r.error);
+      Remember(program, e);
+      return e;
     }
   }
 
   Clock::time_point start;
   if (std::optional<std::string> refusal = Admit(&start)) {
+    if (options_.metrics) options_.metrics->BudgetRefusal("per_minute");
     return NoEvidence(Evidence::Outcome::kRefused, approved.argv(), WallClock::now(),
                       std::move(*refusal));
   }
   if (!AcquireSlot()) {
     GiveBackStart(start);
+    if (options_.metrics) options_.metrics->BudgetRefusal("concurrent");
     return NoEvidence(Evidence::Outcome::kRefused, approved.argv(), WallClock::now(),
                       "busy: waited " + FormatSeconds(slot_wait_) + " for a free read slot (" +
                           std::to_string(max_concurrent_) +
@@ -271,8 +301,24 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
   }
   const WallClock::time_point started = WallClock::now();
   const guard::Executor& executor = program == "nvidia-smi" ? nvidia_smi_executor_ : executor_;
-  guard::RunResult result = executor.Run(approved);
-  return FromRun(approved, result, started);
+  // Counted while it runs, and its latency observed whatever it ends in (a throw included).
+  struct ReadCounter {
+    Metrics* metrics;
+    const std::string& program;
+    Clock::time_point start = Clock::now();
+    ~ReadCounter() {
+      if (metrics) metrics->ReadFinished(program, Seconds(Clock::now() - start));
+    }
+  };
+  if (options_.metrics) options_.metrics->ReadStarted(program);
+  guard::RunResult result;
+  {
+    ReadCounter counter{options_.metrics, program};
+    result = executor.Run(approved);
+  }
+  Evidence e = FromRun(approved, result, started);
+  Remember(program, e);
+  return e;
 }
 
 std::optional<std::string> LiveBackend::Admit(Clock::time_point* start) {

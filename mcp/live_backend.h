@@ -42,6 +42,7 @@
 #include "guard/run.h"
 #include "mcp/evidence.h"
 #include "mcp/fabric.h"
+#include "mcp/metrics.h"
 
 namespace slurm_rca::mcp {
 
@@ -68,6 +69,9 @@ struct LiveOptions {
   // executor timeout when that is shorter: a query that has not answered in 10 s is a hang
   // (shared/reference/telemetry-seeds.md §1.3, §2).
   std::chrono::milliseconds nvidia_smi_timeout{10000};
+  // Counts cache hits and misses, single-flight merges, budget refusals and the processes
+  // started (mcp/metrics.h). Not owned; must outlive the back-end. Null: nothing is counted.
+  Metrics* metrics = nullptr;
 };
 
 class LiveBackend : public Backend {
@@ -86,6 +90,8 @@ class LiveBackend : public Backend {
 
   // Processes started so far (cache hits, followers and refusals start none).
   std::uint64_t reads_started() const;
+  // Every program the executor resolved, with its last read (evidence.h, ProgramReads).
+  std::vector<ProgramReads> LastReads() const override;
   const LiveOptions& options() const { return options_; }
 
  private:
@@ -103,6 +109,8 @@ class LiveBackend : public Backend {
   bool AcquireSlot();
   void ReleaseSlot();
   void PurgeExpiredLocked(std::chrono::steady_clock::time_point now);
+  // Records a read that ran, or found its program unable to run, as the program's last read.
+  void Remember(const std::string& program, const Evidence& e);
 
   const LiveOptions options_;
   const guard::Guard guard_;
@@ -111,11 +119,12 @@ class LiveBackend : public Backend {
   const std::chrono::milliseconds slot_wait_;
   const int max_concurrent_;
 
-  mutable std::mutex mu_;  // cache_, flights_, starts_, started_
+  mutable std::mutex mu_;  // cache_, flights_, starts_, started_, last_reads_
   std::map<std::vector<std::string>, CacheEntry> cache_;
   std::map<std::vector<std::string>, std::shared_ptr<Flight>> flights_;
   std::deque<std::chrono::steady_clock::time_point> starts_;  // within the last 60 s
   std::uint64_t started_ = 0;
+  std::map<std::string, ProgramReads> last_reads_;  // by program, every resolved one
 
   std::mutex slot_mu_;
   std::condition_variable slot_cv_;

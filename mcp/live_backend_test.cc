@@ -18,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "guard/rule.h"
+#include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -383,6 +384,83 @@ TEST_F(LiveBackendTest, ProgramNotInstalledIsUnavailableAndSpendsNoBudget) {
   EXPECT_NE(e.cause.find("not installed"), std::string::npos) << e.cause;
   EXPECT_EQ(live.reads_started(), 0u);
   EXPECT_TRUE(live.Read({"sinfo", "-p", "ok"}).ok());
+}
+
+// The readiness probe's record: the last read of each program, from the reads agents made.
+const ProgramReads* Find(const std::vector<ProgramReads>& reads, const std::string& program) {
+  for (const ProgramReads& r : reads) {
+    if (r.program == program) return &r;
+  }
+  return nullptr;
+}
+
+TEST_F(LiveBackendTest, LastReadsRecordEachProgramsLastReadAndNothingElse) {
+  LiveOptions o = Options();
+  o.cache_ttl_seconds = 30;
+  LiveBackend live(o);
+  // Before any read every resolved program is listed, never read; one not installed says why.
+  std::vector<ProgramReads> none = live.LastReads();
+  ASSERT_NE(Find(none, "sinfo"), nullptr);
+  EXPECT_TRUE(Find(none, "sinfo")->last_read.empty());
+  EXPECT_TRUE(Find(none, "sinfo")->unusable.empty());
+  ASSERT_NE(Find(none, "sdiag"), nullptr);
+  EXPECT_NE(Find(none, "sdiag")->unusable.find("not installed"), std::string::npos);
+
+  ASSERT_TRUE(live.Read({"sinfo", "-p", "ok"}).ok());
+  const ProgramReads ok = *Find(live.LastReads(), "sinfo");
+  EXPECT_EQ(ok.outcome, "ok");
+  EXPECT_TRUE(IsIsoSecondsUtc(ok.last_read)) << ok.last_read;
+  EXPECT_EQ(ok.last_ok, ok.last_read);
+  EXPECT_TRUE(ok.cause.empty());
+
+  // A failure is the last read now, with its cause; the last success is kept.
+  EXPECT_FALSE(live.Read({"sinfo", "-p", "exit3"}).ok());
+  const ProgramReads failed = *Find(live.LastReads(), "sinfo");
+  EXPECT_EQ(failed.outcome, "failed");
+  EXPECT_NE(failed.cause.find("Unable to contact slurm controller"), std::string::npos);
+  EXPECT_EQ(failed.last_ok, ok.last_read);
+
+  // A cache hit and a read the guard refused start nothing and change nothing.
+  EXPECT_TRUE(live.Read({"sinfo", "-p", "ok"}).cached);
+  EXPECT_EQ(live.Read({"sinfo", "-M", "elsewhere"}).outcome, Outcome::kRefused);
+  EXPECT_EQ(Find(live.LastReads(), "sinfo")->outcome, "failed");
+  EXPECT_TRUE(Find(live.LastReads(), "squeue")->last_read.empty());
+
+  // A program that cannot run is recorded as such when asked for.
+  EXPECT_EQ(live.Read({"sdiag"}).outcome, Outcome::kUnavailable);
+  EXPECT_EQ(Find(live.LastReads(), "sdiag")->outcome, "unavailable");
+}
+
+TEST_F(LiveBackendTest, ReadinessSaysFailingOkOrUnknownFromTheLastReads) {
+  LiveBackend live(Options());
+  nlohmann::json j = nlohmann::json::parse(ReadinessJson(live));
+  EXPECT_EQ(j["ready"], true);
+  EXPECT_EQ(j["backend"], "live");
+  EXPECT_EQ(j["slurm"], "unknown");  // nothing read yet: no evidence, not "ok"
+  ASSERT_TRUE(live.Read({"squeue", "-p", "ok"}).ok());
+  j = nlohmann::json::parse(ReadinessJson(live));
+  EXPECT_EQ(j["slurm"], "ok");
+  ASSERT_FALSE(live.Read({"sinfo", "-p", "exit3"}).ok());
+  j = nlohmann::json::parse(ReadinessJson(live));
+  EXPECT_EQ(j["slurm"], "failing");
+  int seen = 0;
+  for (const nlohmann::json& p : j["programs"]) {
+    if (p["program"] == "sinfo") {
+      EXPECT_EQ(p["state"], "failing");
+      EXPECT_EQ(p["outcome"], "failed");
+      EXPECT_TRUE(p["last_ok"].is_null());
+      ++seen;
+    } else if (p["program"] == "squeue") {
+      EXPECT_EQ(p["state"], "ok");
+      EXPECT_EQ(p["last_ok"], p["last_read"]);
+      ++seen;
+    } else if (p["program"] == "sacct") {
+      EXPECT_EQ(p["state"], "never_read");
+      EXPECT_FALSE(p.contains("last_read"));
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 3) << j.dump();
 }
 
 TEST_F(LiveBackendTest, ReadLogServesTheTailOfTheConfiguredFile) {

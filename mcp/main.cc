@@ -5,18 +5,24 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "base/build_info.h"
+#include "base/paths.h"
 #include "guard/policy.h"
 #include "mcp/audit_log.h"
 #include "mcp/client.h"
 #include "mcp/gpu_sampler.h"
 #include "mcp/http_transport.h"
 #include "mcp/live_backend.h"
+#include "mcp/metrics.h"
 #include "mcp/replay_backend.h"
 #include "mcp/skill_resources.h"
 #include "mcp/stdio_transport.h"
@@ -57,6 +63,7 @@ struct BackendFlags {
   std::string fabric_root;
   std::string audit_log;
   size_t max_rows = 200;
+  Metrics* metrics = nullptr;  // serve --metrics: counts the live back-end's reads
 
   void Add(CLI::App* app) {
     app->add_option("--replay", replay, "Serve a recorded evidence bundle instead of the cluster");
@@ -108,6 +115,7 @@ struct BackendFlags {
     o.cache_ttl_seconds = cache_ttl;
     o.max_concurrent = max_concurrent;
     o.max_per_minute = max_per_minute;
+    o.metrics = metrics;
     for (const std::string& lf : log_files) {
       size_t eq = lf.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == lf.size()) {
@@ -229,6 +237,8 @@ int main(int argc, char** argv) {
       "slurm-mcp: a read-only MCP server for Slurm. Tools: slurm_overview, slurm_query, "
       "slurm_describe.\nEvery Slurm command it runs is checked by the guard's allowlist first "
       "(slurm-guard policy)."};
+  app.set_version_flag("--version", slurm_rca::base::VersionLine("slurm-mcp"),
+                       "Print the version and the git revision built from, and exit");
   app.require_subcommand(1);
   BackendFlags flags;
   bool json = false;
@@ -251,11 +261,22 @@ int main(int argc, char** argv) {
 #ifndef SLURM_MCP_DEFAULT_SKILLS_DIR
 #define SLURM_MCP_DEFAULT_SKILLS_DIR ""
 #endif
-  std::string skills_dir = SLURM_MCP_DEFAULT_SKILLS_DIR;
+  // The runbooks installed beside the binary (/usr/bin/slurm-mcp: /usr/share/slurm-rca/skills),
+  // else the source tree's; the help names no build machine's path (the man page is made from it).
+  std::optional<std::string> installed = slurm_rca::base::InstalledDataDir();
+  std::string skills_dir = installed ? *installed + "/skills" : SLURM_MCP_DEFAULT_SKILLS_DIR;
   auto* skills_opt = serve->add_option(
       "--skills", skills_dir,
-      "Runbooks served read-only as skill://<name>/SKILL.md resources ('' serves none)");
-  skills_opt->capture_default_str();
+      "Runbooks served read-only as skill://<name>/SKILL.md resources ('' serves none; default: "
+      "BIN/../share/slurm-rca/skills, /usr/share/slurm-rca/skills when installed, else the "
+      "source tree's skills/)");
+  std::string metrics_addr;
+  serve
+      ->add_option("--metrics", metrics_addr,
+                   "Serve Prometheus metrics (text format 0.0.4) at GET http://ADDR/metrics on a "
+                   "listener of its own; ADDR is HOST:PORT, or :PORT for 127.0.0.1 (off unless "
+                   "given)")
+      ->type_name("ADDR");
   serve->add_flag("--conformance-fixtures", fixtures,
                   "Also register the conformance suite's test tools (never in production)");
   flags.Add(serve);
@@ -319,6 +340,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
@@ -403,6 +426,20 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // serve --metrics: the counters exist before the back-end, which counts its reads into them.
+  std::unique_ptr<Metrics> metrics;
+  std::string metrics_host;
+  int metrics_port = 0;
+  if (*serve && !metrics_addr.empty()) {
+    if (std::string e = ParseListenAddress(metrics_addr, &metrics_host, &metrics_port);
+        !e.empty()) {
+      return Usage("--metrics " + e);
+    }
+    metrics = std::make_unique<Metrics>(slurm_rca::base::Version(), slurm_rca::base::Revision());
+    flags.metrics = metrics.get();
+    surface.metrics = metrics.get();
+  }
+
   std::string error;
   std::unique_ptr<Backend> backend = flags.Make(&error);
   if (!backend) return Usage(error);
@@ -465,6 +502,7 @@ int main(int argc, char** argv) {
   // serve
   if (!stdio && http.empty()) return Usage("serve needs --stdio or --http HOST:PORT");
   ServerOptions server_options;
+  server_options.version = slurm_rca::base::Version();
   server_options.instructions =
       "Read-only view of a Slurm cluster (" + backend->Label() +
       "). Start with slurm_overview; use slurm_describe to learn a topic before slurm_query. "
@@ -484,10 +522,32 @@ int main(int argc, char** argv) {
     server_options.resources = std::move(skills.resources);
   }
   Server server(std::move(server_options));
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (metrics) {
+    metrics_server = std::make_unique<MetricsServer>(*metrics);
+    if (std::string e = metrics_server->Start(metrics_host, metrics_port); !e.empty()) {
+      std::cerr << "slurm-mcp: " << e << "\n";
+      return 1;
+    }
+    std::cerr << "slurm-mcp: metrics (Prometheus text): http://"
+              << (metrics_host.find(':') != std::string::npos ? "[" + metrics_host + "]"
+                                                              : metrics_host)
+              << ":" << metrics_server->port() << "/metrics\n";
+  }
   if (sampler) sampler->Start();
   if (stdio) {
     std::signal(SIGPIPE, SIG_IGN);
-    return RunStdio(server, 0, 1);
+    int still_running = 0;
+    const int rc = RunStdio(server, 0, 1, {}, &still_running);
+    if (still_running > 0) {
+      // A call that ignored its cancellation still runs and uses the server: end the process
+      // without destroying it (the audit log writes each record whole, so nothing is pending).
+      std::cerr << "slurm-mcp: exiting with " << still_running
+                << " call(s) still running after cancellation\n";
+      std::cerr.flush();
+      std::_Exit(rc);
+    }
+    return rc;
   }
   HttpOptions h;
   size_t colon = http.rfind(':');
@@ -503,7 +563,10 @@ int main(int argc, char** argv) {
   }
   if (h.port < 0 || h.port > 65535) return Usage("--http port must be 0..65535");
   h.sessions = !no_sessions;
+  // GET /ready: per program, whether its last read succeeded; reads nothing (evidence.h).
+  h.ready = [b = backend.get()] { return ReadinessJson(*b); };
   h.max_body_bytes = max_body;
+  h.metrics = metrics.get();
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in) return Usage("cannot read --token-file " + token_file);
@@ -514,16 +577,25 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGPIPE, SIG_IGN);
   HttpTransport transport(server, h);
+  // The stopper is joined before the transport goes: Stop() makes Serve() return on this thread
+  // while the stopper is still inside Stop() (a detached stopper used the destroyed transport,
+  // which ASan caught in CI). When Serve() returns for another reason, the stopper is woken with
+  // a signal of its own and does nothing.
+  std::atomic<bool> served{false};
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    if (sig != 0) transport.Stop();
+    if (!served) transport.Stop();
   });
-  stopper.detach();
   HttpStartResult r = transport.Serve([&](int port) {
-    std::cerr << "slurm-mcp: serving MCP on http://" << (h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host)
-              << ":" << port << "/mcp (" << backend->Label() << ")\n";
+    std::cerr << "slurm-mcp: serving MCP on http://"
+              << (h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host) << ":"
+              << port << "/mcp (" << backend->Label() << ")\n"
+              << "slurm-mcp: readiness (outside MCP, reads nothing): GET " << h.ready_path << "\n";
   });
+  served = true;
+  pthread_kill(stopper.native_handle(), SIGTERM);  // pending, and dropped, if it no longer waits
+  stopper.join();
   if (!r.ok()) {
     std::cerr << "slurm-mcp: " << r.error << "\n";
     return 1;

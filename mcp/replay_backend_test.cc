@@ -143,6 +143,17 @@ TEST_F(ReplayBackendTest, OpensAndServesTheLastSnapshotByDefault) {
   EXPECT_EQ(e.argv, std::vector<std::string>{"sinfo"});
 }
 
+TEST_F(ReplayBackendTest, ReadinessListsNoProgramAndSaysUnknown) {
+  auto replay = Open();
+  ASSERT_TRUE(replay);
+  ASSERT_TRUE(replay->Read({"sinfo"}).ok());  // a replayed read is no read of a program
+  EXPECT_TRUE(replay->LastReads().empty());
+  const std::string ready = ReadinessJson(*replay);
+  EXPECT_NE(ready.find(R"("backend":"replay")"), std::string::npos) << ready;
+  EXPECT_NE(ready.find(R"("programs":[])"), std::string::npos) << ready;
+  EXPECT_NE(ready.find(R"("slurm":"unknown")"), std::string::npos) << ready;
+}
+
 TEST_F(ReplayBackendTest, OffsetsSelectTheLatestSnapshotAtOrBefore) {
   auto replay = Open();
   ASSERT_TRUE(replay);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,13 +23,18 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 // A server running RunStdio on a thread, wired to the test through two pipes.
+// Given `server`, it serves that one and RunStdio reports the calls still running instead of
+// waiting for them (still_running()).
 class Harness {
  public:
-  explicit Harness(StdioOptions options = {}) : server_(testing_tools::Options()) {
+  explicit Harness(StdioOptions options = {}, Server* server = nullptr)
+      : owned_(server ? nullptr : std::make_unique<Server>(testing_tools::Options())),
+        server_(server ? *server : *owned_) {
     EXPECT_EQ(::pipe2(to_server_, O_CLOEXEC), 0);
     EXPECT_EQ(::pipe2(from_server_, O_CLOEXEC), 0);
-    runner_ = std::thread([this, options] {
-      rc_ = RunStdio(server_, to_server_[0], from_server_[1], options);
+    runner_ = std::thread([this, options, report = server != nullptr] {
+      rc_ = RunStdio(server_, to_server_[0], from_server_[1], options,
+                     report ? &still_running_ : nullptr);
       returned_at_ = Clock::now();
     });
   }
@@ -129,9 +135,12 @@ class Harness {
     runner_.join();
     return {rc_, std::chrono::duration_cast<milliseconds>(returned_at_ - closed_at_)};
   }
+  int still_running() const { return still_running_; }
 
  private:
-  Server server_;
+  std::unique_ptr<Server> owned_;
+  Server& server_;
+  int still_running_ = -1;
   int to_server_[2] = {-1, -1};
   int from_server_[2] = {-1, -1};
   std::thread runner_;
@@ -263,6 +272,47 @@ TEST(StdioTest, EofWithACallInFlightReturnsWithinASecond) {
   while (testing_tools::slow_running.load() != 0 && Clock::now() < end) {
     std::this_thread::sleep_for(milliseconds(5));
   }
+}
+
+// Starts a 1.5 s call that ignores cancellation, closes stdin once it runs, and waits for
+// RunStdio: its exit code and how long after EOF it returned.
+std::pair<int, milliseconds> CloseInputDuringADeafCall(Harness& h) {
+  h.Initialize();
+  h.Call("deaf", "slow", {{"seconds", 1.5}, {"deaf", true}});
+  EXPECT_TRUE(testing_tools::WaitForSlowStart());
+  h.CloseInput();
+  return h.Join();
+}
+
+TEST(StdioTest, EofWaitsForACallThatIgnoresCancellationBeforeTheServerMayGo) {
+  // The harness destroys its server once RunStdio returns: a call still running on a worker
+  // would then use freed memory (what ASan caught in CI when a cancelled call was slow to end).
+  Harness h;
+  auto [rc, after] = CloseInputDuringADeafCall(h);
+  EXPECT_EQ(rc, 0);
+  // Drain (500 ms) and grace (200 ms) are over long before the call's 1.5 s: it was waited for.
+  EXPECT_EQ(testing_tools::slow_running.load(), 0);
+  EXPECT_GT(after, milliseconds(900));
+  // It finished after the output was closed, so its answer was not written.
+  while (std::optional<Json> m = h.Read(milliseconds(100))) {
+    EXPECT_FALSE(m->contains("id") && (*m)["id"] == "deaf") << m->dump();
+  }
+}
+
+TEST(StdioTest, EofCanLeaveACallThatIgnoresCancellationToACallerThatExits) {
+  // slurm-mcp's way: RunStdio returns after the grace and says a call still runs; the server
+  // outlives it (here a server never destroyed; slurm-mcp ends the process with _Exit).
+  static Server* kept = new Server(testing_tools::Options());
+  Harness h({}, kept);
+  auto [rc, after] = CloseInputDuringADeafCall(h);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(h.still_running(), 1);
+  EXPECT_LT(after, milliseconds(1400));
+  auto end = Clock::now() + milliseconds(3000);
+  while (testing_tools::slow_running.load() != 0 && Clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(testing_tools::slow_running.load(), 0);
 }
 
 TEST(StdioTest, EofStillDeliversACallThatFinishesInTime) {

@@ -158,8 +158,9 @@ class LineHandler {
   const StdioOptions& options_;
 };
 
-// Lets the calls in flight finish, then cancels the rest, then stops writing.
-void Drain(const std::shared_ptr<State>& state, const StdioOptions& options) {
+// Lets the calls in flight finish, then cancels the rest, then stops writing; returns how many
+// workers still run (each a call that ignored its cancellation), or 0 after waiting for them.
+int Drain(const std::shared_ptr<State>& state, const StdioOptions& options, bool wait) {
   std::unique_lock<std::mutex> lock(state->mu);
   state->stopping = true;
   state->work_cv.notify_all();
@@ -172,13 +173,16 @@ void Drain(const std::shared_ptr<State>& state, const StdioOptions& options) {
   }
   // Idle workers exit on `stopping`; cancelled ones once their tool notices.
   state->idle_cv.wait_until(lock, grace_end, [&] { return state->workers == 0; });
-  lock.unlock();
   state->Close();
+  // A worker that is still running holds `server`: it is waited for, unless the caller ends the
+  // process without destroying it.
+  if (wait) state->idle_cv.wait(lock, [&] { return state->workers == 0; });
+  return state->workers;
 }
 
 }  // namespace
 
-int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options) {
+int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options, int* still_running) {
   IgnoreSigpipe();
   if (options.workers < 1) options.workers = 1;
   auto state = std::make_shared<State>(out_fd);
@@ -227,7 +231,8 @@ int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options) {
     }
   }
   if (rc == 0 && !skipping && !line.empty()) handler.Handle(line);  // last line had no '\n'
-  Drain(state, options);
+  const int left = Drain(state, options, still_running == nullptr);
+  if (still_running) *still_running = left;
   return rc;
 }
 

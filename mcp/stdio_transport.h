@@ -17,9 +17,11 @@
 //
 // Shutdown: on EOF of in_fd the calls in flight get drain_timeout to finish (their responses are
 // still written); then they are marked cancelled and get cancel_grace to notice; then RunStdio
-// returns 0 (1 on a read error) and writes nothing more to out_fd. A tool that ignores
-// cancellation keeps running on a detached worker, so `server` must outlive it: in practice the
-// caller exits the process after RunStdio returns.
+// writes nothing more to out_fd and returns 0 (1 on a read error). A call that ignores
+// cancellation still runs on its worker and uses `server`. Given `still_running`, RunStdio returns
+// anyway and stores how many such calls there are: while it is above 0 `server` must not be
+// destroyed, so the caller ends the process without destructors (slurm-mcp calls _Exit). Without
+// it, RunStdio waits for them, and `server` may be destroyed as soon as it returns.
 //
 // RunStdio ignores SIGPIPE process-wide (when it was at its default) so that a vanished client
 // ends writes with EPIPE instead of killing the server.
@@ -42,7 +44,8 @@ struct StdioOptions {
 };
 
 // Serves one session on in_fd/out_fd until EOF of in_fd. Neither descriptor is closed.
-int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options = {});
+int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options = {},
+             int* still_running = nullptr);
 
 }  // namespace slurm_rca::mcp
 

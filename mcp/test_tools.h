@@ -6,7 +6,7 @@
 // Tools: echo (structured output), fail (an error result that wrongly sets structured content,
 // which the server must drop), throws, progress (reports 1, 2, 2, 1.5, 3 of 3), log (logs at
 // debug, info, warning, error), slow (runs until cancelled or `seconds`, default 10, sending
-// progress every 20 ms when asked).
+// progress every 20 ms when asked; with deaf, for `seconds` whatever cancellation).
 #ifndef SLURM_RCA_MCP_TEST_TOOLS_H_
 #define SLURM_RCA_MCP_TEST_TOOLS_H_
 
@@ -125,7 +125,9 @@ inline std::vector<Tool> Tools() {
   Tool slow;
   slow.name = "slow";
   slow.description = "Runs until cancelled.";
-  slow.input_schema = {{"type", "object"}, {"properties", {{"seconds", {{"type", "number"}}}}}};
+  slow.input_schema = {
+      {"type", "object"},
+      {"properties", {{"seconds", {{"type", "number"}}}, {"deaf", {{"type", "boolean"}}}}}};
   slow.annotations = ReadOnly();
   slow.run = [](const Json& args, ToolContext& context) {
     ++slow_running;
@@ -134,8 +136,10 @@ inline std::vector<Tool> Tools() {
                          : 10.0;
     auto start = std::chrono::steady_clock::now();
     auto end = start + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+    // deaf: ignores cancellation, as a read stuck in the kernel would, for `seconds`.
+    const bool deaf = args.value("deaf", false);
     int step = 0;
-    while (!context.Cancelled() && std::chrono::steady_clock::now() < end) {
+    while ((deaf || !context.Cancelled()) && std::chrono::steady_clock::now() < end) {
       context.Progress(++step, std::nullopt, "working");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <thread>
 
 namespace slurm_rca::mcp {
@@ -56,6 +57,14 @@ std::string CheckKeys(const Json& arguments, const std::string& tool,
   }
   return "";
 }
+
+// What one tool call was about and how it ended, for the metrics: the topic once it is known,
+// and the outcome of its evidence. Unset outcome: ok, or error when the result is an error (bad
+// arguments, unknown topic).
+struct CallRecord {
+  std::string topic;
+  std::optional<CallOutcome> outcome;
+};
 
 // One read of one topic: the evidence and, when there is evidence, the parsed rows.
 struct TopicRead {
@@ -194,10 +203,15 @@ Json DescribeOutputSchema() {
 // gpu_health: the evidence includes the exit status (a hardware-fault exit is evidence), so the
 // whole read is judged, not only its stdout.
 ToolResult GpuHealthQuery(const SurfaceOptions& o, const Topic& topic,
-                          const std::vector<std::string>& argv) {
+                          const std::vector<std::string>& argv, CallRecord& call) {
   Evidence e = o.backend->Read(argv);
   Audit(o, kQueryTool, topic.name, e);
   GpuHealthReport health = AssessGpuHealth(e);
+  // A documented hardware-fault exit is evidence (ok); a read that exited 0 with output that is
+  // no GPU list is not.
+  call.outcome = health.evidence ? CallOutcome{"ok", "", ""}
+                 : e.ok()        ? CallOutcome{"no_evidence", "unparsable", ""}
+                                 : OutcomeOf(e);
   ToolResult r;
   if (!health.evidence) {
     r.is_error = true;
@@ -230,12 +244,14 @@ ToolResult GpuHealthQuery(const SurfaceOptions& o, const Topic& topic,
 
 // fabric: node files read by the back-end (no process); rows are the ports, report the whole
 // judgement.
-ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic) {
+ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic, CallRecord& call) {
   Evidence e = o.backend->ReadFabric();
   Audit(o, kQueryTool, topic.name, e);
   Json report = e.ok() ? Json::parse(e.out, nullptr, /*allow_exceptions=*/false) : Json();
+  call.outcome = OutcomeOf(e);
   ToolResult r;
   if (!e.ok() || !report.is_object() || !report.contains("ports")) {
+    if (e.ok()) call.outcome = CallOutcome{"no_evidence", "unparsable", ""};
     r.is_error = true;
     Evidence shown = e;
     if (e.ok()) {
@@ -268,7 +284,7 @@ ToolResult FabricQuery(const SurfaceOptions& o, const Topic& topic) {
 
 // gpu_idle: the server's own GPU samples judged against squeue's running jobs. No samples (sampling
 // off, or replay) and a failed job read are both no evidence: never an idle or a busy GPU.
-ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic) {
+ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic, CallRecord& call) {
   ToolResult r;
   if (o.gpu_samples == nullptr) {
     Evidence e;
@@ -283,12 +299,14 @@ ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic) {
                     "--gpu-sample-interval SECONDS and --gpu-node-name NODE and/or --dcgm-host "
                     "HOST); no evidence, not an idle GPU";
     Audit(o, kQueryTool, topic.name, e);
+    call.outcome = OutcomeOf(e);
     r.is_error = true;
     r.content.push_back(TextBlock(NoEvidence(e)));
     return r;
   }
   Evidence jobs_read = o.backend->Read(RunningJobsArgv());
   Audit(o, kQueryTool, topic.name, jobs_read);
+  call.outcome = OutcomeOf(jobs_read);
   if (!jobs_read.ok()) {
     Evidence shown = jobs_read;
     shown.cause = "the running jobs could not be read, so no GPU can be judged: " + jobs_read.cause;
@@ -328,7 +346,7 @@ ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic) {
   return r;
 }
 
-ToolResult Query(const SurfaceOptions& o, const Json& args) {
+ToolResult Query(const SurfaceOptions& o, const Json& args, CallRecord& call) {
   if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
     return InputError(e);
   }
@@ -340,6 +358,7 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
     return InputError("unknown topic '" + args["topic"].get<std::string>() +
                       "'; topics: " + TopicNames());
   }
+  call.topic = topic->name;
   Filters filters;
   if (args.contains("filters")) {
     if (!args["filters"].is_object()) return InputError("filters must be an object of strings");
@@ -358,11 +377,12 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
   }
   BuiltArgv built = BuildArgv(*topic, filters);
   if (!built.error.empty()) return InputError(built.error);
-  if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv);
-  if (topic->format == Format::kFabric) return FabricQuery(o, *topic);
-  if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic);
+  if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv, call);
+  if (topic->format == Format::kFabric) return FabricQuery(o, *topic, call);
+  if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic, call);
   TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
   Audit(o, kQueryTool, topic->name, read.evidence);
+  call.outcome = OutcomeOf(read.evidence);
   if (!read.evidence.ok()) {
     ToolResult r;
     r.is_error = true;
@@ -381,7 +401,8 @@ ToolResult Query(const SurfaceOptions& o, const Json& args) {
   return r;
 }
 
-ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context) {
+ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context,
+                    CallRecord& call) {
   if (std::string e = CheckKeys(args, kOverviewTool, {}); !e.empty()) return InputError(e);
   Json sections = Json::array();
   std::string text;
@@ -393,6 +414,9 @@ ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& cont
     BuiltArgv built = BuildArgv(*topic, {});
     TopicRead read = ReadTopic(*o.backend, *topic, built.argv, {}, o.caps);
     Audit(o, kOverviewTool, name, read.evidence);
+    // The call is ok when every section is evidence; else the first section without evidence
+    // says how it ended.
+    if (!call.outcome || call.outcome->outcome == "ok") call.outcome = OutcomeOf(read.evidence);
     Json section = EvidenceJson(*topic, read);
     context.Progress(++step, 3, std::string("read ") + name);
     text += "### " + std::string(name) + " - " + topic->summary + "\n";
@@ -409,7 +433,7 @@ ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& cont
   return r;
 }
 
-ToolResult Describe(const Json& args) {
+ToolResult Describe(const Json& args, CallRecord& call) {
   if (std::string e = CheckKeys(args, kDescribeTool, {"topic"}); !e.empty()) return InputError(e);
   if (!args.contains("topic") || !args["topic"].is_string()) {
     return InputError("slurm_describe needs a topic, one of: " + TopicNames());
@@ -419,10 +443,34 @@ ToolResult Describe(const Json& args) {
     return InputError("unknown topic '" + args["topic"].get<std::string>() +
                       "'; topics: " + TopicNames());
   }
+  call.topic = topic->name;
   Json d = DescribeTopic(*topic);
   ToolResult r;
   r.content.push_back(TextBlock(d.dump(2)));
   r.structured = std::move(d);
+  return r;
+}
+
+// Runs one tool call and counts it (SurfaceOptions::metrics): by tool, by the topic the call
+// recorded, and by how its evidence ended; a result that is an error with no evidence recorded
+// (bad arguments) is `error`, and so is a call that threw.
+ToolResult Counted(const SurfaceOptions& o, const char* tool, CallRecord& call,
+                   const std::function<ToolResult()>& run) {
+  if (o.metrics == nullptr) return run();
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  ToolResult r;
+  try {
+    r = run();
+  } catch (...) {
+    o.metrics->ToolCall(tool, call.topic, CallOutcome{"error", "", ""}, seconds());
+    throw;
+  }
+  CallOutcome outcome =
+      call.outcome.value_or(r.is_error ? CallOutcome{"error", "", ""} : CallOutcome{"ok", "", ""});
+  o.metrics->ToolCall(tool, call.topic, outcome, seconds());
   return r;
 }
 
@@ -486,7 +534,9 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
        {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}},
        OverviewOutputSchema(), ReadOnlyAnnotations("Cluster overview"),
        [options](const Json& args, ToolContext& context) {
-         return Overview(options, args, context);
+         CallRecord call;
+         return Counted(options, kOverviewTool, call,
+                        [&] { return Overview(options, args, context, call); });
        }});
   tools.push_back(
       {kQueryTool, "Query one topic",
@@ -506,7 +556,10 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
         {"required", {"topic"}},
         {"additionalProperties", false}},
        QueryOutputSchema(), ReadOnlyAnnotations("Query one topic"),
-       [options](const Json& args, ToolContext&) { return Query(options, args); }});
+       [options](const Json& args, ToolContext&) {
+         CallRecord call;
+         return Counted(options, kQueryTool, call, [&] { return Query(options, args, call); });
+       }});
   tools.push_back(
       {kDescribeTool, "Describe a topic",
        "Returns a topic's columns, filters (with their grammar and an example) and notes on how "
@@ -517,7 +570,10 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
         {"required", {"topic"}},
         {"additionalProperties", false}},
        DescribeOutputSchema(), ReadOnlyAnnotations("Describe a topic"),
-       [](const Json& args, ToolContext&) { return Describe(args); }});
+       [options](const Json& args, ToolContext&) {
+         CallRecord call;
+         return Counted(options, kDescribeTool, call, [&] { return Describe(args, call); });
+       }});
   if (options.conformance_fixtures) {
     for (Tool& t : ConformanceTools()) tools.push_back(std::move(t));
   }

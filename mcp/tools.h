@@ -20,6 +20,7 @@
 
 #include "mcp/evidence.h"
 #include "mcp/gpu_idle.h"
+#include "mcp/metrics.h"
 #include "mcp/server.h"
 #include "mcp/topics.h"
 
@@ -42,6 +43,9 @@ struct SurfaceOptions {
   GpuIdleOptions gpu_idle;
   // Unix seconds now, for the judgement; default the system clock.
   std::function<std::int64_t()> clock;
+  // Counts every tool call by tool, topic and outcome, with its latency (mcp/metrics.h). Not
+  // owned; must outlive the tools. Null: nothing is counted.
+  Metrics* metrics = nullptr;
 };
 
 // The tools, in the order tools/list returns them.

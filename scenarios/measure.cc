@@ -125,6 +125,11 @@ bool Measurement::AllMeasured() const {
 }
 
 namespace {
+std::string& FixturesRootRef() {
+  static std::string root = "fixtures";
+  return root;
+}
+
 std::string& DefaultSet() {
   static std::string set = kBusySet;  // issue #17: the busy set is the default, clean the comparison
   return set;
@@ -156,9 +161,12 @@ bool SetDefaultBundleSet(const std::string& set) {
 
 const std::string& DefaultBundleSet() { return DefaultSet(); }
 
+void SetFixturesRoot(const std::string& root) { FixturesRootRef() = root; }
+
+const std::string& FixturesRoot() { return FixturesRootRef(); }
+
 std::string BundleDir(const std::string& scenario_id, const std::string& set) {
-  const char* env = std::getenv("SLURM_RCA_FIXTURES");
-  std::string root = env && *env ? env : std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures";
+  std::string root = FixturesRoot();
   const std::string& which = set.empty() ? DefaultSet() : set;
   // The clean set is where bundles always were (fixtures/<id>); the others are fixtures/<set>/.
   if (which != kCleanSet) root += "/" + which;
@@ -243,6 +251,7 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
     }
     return r;
   };
+  m.slurm_version = replay->slurm_version();
   for (size_t i = 0; i < scenario.causal_chain.size(); ++i) {
     m.hops.push_back(evaluate(scenario.causal_chain[i], static_cast<int>(i + 1)));
   }
@@ -284,6 +293,17 @@ std::vector<Problem> MeasurementProblems(const Scenario& s, const Measurement& m
   }
   if (!m.error.empty()) {
     out.push_back({s.file, s.Line("id"), "bundle-missing", m.error});
+    return out;
+  }
+  // A task that says its evidence does not show on this bundle's release: only a bundle that
+  // shows it after all is a problem (the claim went stale).
+  if (std::string why = s.NotShownOn(m.slurm_version); !why.empty()) {
+    if (m.AllMeasured()) {
+      out.push_back({s.file, s.Line("canary"), "not-shown-measured",
+                     "not_shown_on says the evidence does not show on " + m.slurm_version +
+                         " (" + why + "), but " + m.bundle +
+                         " measures every hop: take the claim out"});
+    }
     return out;
   }
   for (size_t i = 0; i < m.hops.size() && i < s.causal_chain.size(); ++i) {

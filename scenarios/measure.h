@@ -63,14 +63,16 @@ struct Measurement {
   std::string trials_json;    // the manifest's `trials` object
   std::vector<HopResult> hops;
   std::vector<HopResult> herrings;  // the red herrings, measured like hops
+  std::string slurm_version;        // the manifest's, "25.11.4"; "" when it names none
   bool AllMeasured() const;         // every hop and every red herring
 };
 
 // Sets of recorded bundles: `busy`, recorded on the lab's busy background profile, and `clean`,
 // on the bare lab, both on Debian's Slurm 22.05; `busy-25.11`, the busy profile on Slurm 25.11
 // (issue #18). A bundle is ROOT/<id> in the clean set and ROOT/<set>/<id> in the others, ROOT
-// being $SLURM_RCA_FIXTURES, else the source tree's fixtures/. Only the default set must hold
-// every runnable scenario; another may be partly recorded (RecordedIn says which).
+// being what main sets with SetFixturesRoot (base::DataPaths::fixtures; "fixtures", relative to
+// the working directory, until it does). Only the default set must hold every runnable
+// scenario; another may be partly recorded (RecordedIn says which).
 inline constexpr const char* kBusySet = "busy";
 inline constexpr const char* kCleanSet = "clean";
 inline constexpr const char* kBusy2511Set = "busy-25.11";
@@ -83,6 +85,9 @@ std::string BusySetOfRelease(const std::string& release);
 // such set.
 bool SetDefaultBundleSet(const std::string& set);
 const std::string& DefaultBundleSet();
+// The root every BundleDir is under; main sets it once from its base::DataPaths.
+void SetFixturesRoot(const std::string& root);
+const std::string& FixturesRoot();
 std::string BundleDir(const std::string& scenario_id, const std::string& set = "");
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
 // Whether set (default: the default set) holds a bundle of the scenario.

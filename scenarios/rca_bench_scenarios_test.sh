@@ -113,6 +113,13 @@ run show S06-state-save-unwritable
 [[ $rc -eq 0 && "$out" == *"root cause: storage.state_save"* ]] && ok || fail "show: rc $rc"
 run show S99-nothing
 one_line "show an unknown id"
+# A task left out of a release's set says why (the --slurm-release cut points here).
+run show S28-auth-outage-nodes-down@outage-50
+[[ $rc -eq 0 && "$out" == *"not shown:  on 25.11: every read fails while munged is down"* ]] && ok ||
+  fail "show of a task not shown on 25.11: rc $rc: $(grep -i 'not shown' <<< "$out")"
+run --slurm-release 25.11 fingerprint
+[[ $rc -eq 0 && "$err" == *"1 left out because their evidence does not show on 25.11 (S28-auth-outage-nodes-down@outage-50"* ]] && ok ||
+  fail "the 25.11 cut names the task it leaves out: rc $rc: ${err:0:300}"
 run show
 one_line "show without an id"
 SLURM_RCA_SCENARIOS=/nonexistent run list

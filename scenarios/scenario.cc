@@ -55,12 +55,21 @@ std::string Sha256Hex(const std::string& text, std::size_t hex_chars) {
 
 std::string Scenario::TaskId() const { return "T-" + Sha256Hex(canary, 10); }
 
+bool IsOfRelease(const std::string& version, const std::string& release) {
+  return version == release || version.rfind(release + ".", 0) == 0;
+}
+
+std::string Scenario::NotShownOn(const std::string& release) const {
+  for (const auto& [r, why] : not_shown_on) {
+    if (IsOfRelease(release, r)) return why;
+  }
+  return "";
+}
+
 bool Signal::AppliesTo(const std::string& slurm_version) const {
   if (releases.empty()) return true;
-  for (const std::string& r : releases) {
-    if (slurm_version == r || slurm_version.rfind(r + ".", 0) == 0) return true;
-  }
-  return false;
+  return std::any_of(releases.begin(), releases.end(),
+                     [&](const std::string& r) { return IsOfRelease(slurm_version, r); });
 }
 
 double Scenario::CreditFor(const std::string& node) const {
@@ -426,6 +435,7 @@ struct Expansion {
   struct Variant {
     std::string name, canary;
     Parameters values;  // defaults overridden by `set`
+    std::map<std::string, std::string> not_shown_on;  // release -> why
     int line = 0;
   };
   std::vector<Variant> variants;
@@ -516,8 +526,9 @@ Expansion ReadExpansion(const YAML::Node& root, const std::string& full_text,
     bool ok = true;
     for (const auto& kv : v) {
       std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      if (k != "name" && k != "canary" && k != "set") {
-        err(LineOf(kv.first), kRuleVariant, "unknown key '" + k + "' in a variant (name, canary, set)");
+      if (k != "name" && k != "canary" && k != "set" && k != "not_shown_on") {
+        err(LineOf(kv.first), kRuleVariant,
+            "unknown key '" + k + "' in a variant (name, canary, set, not_shown_on)");
         ok = false;
       }
     }
@@ -558,6 +569,28 @@ Expansion ReadExpansion(const YAML::Node& root, const std::string& full_text,
         slot->second = *value;
       } else {
         ok = false;
+      }
+    }
+    // not_shown_on: {RELEASE: why}: a release on which this task's evidence does not show.
+    if (const YAML::Node nso = v["not_shown_on"]) {
+      static const std::regex release_re("[0-9]+\\.[0-9]+");
+      if (!nso.IsMap() || nso.size() == 0) {
+        err(LineOf(nso) ? LineOf(nso) : var.line, kRuleVariant,
+            "variant " + var.name + ": not_shown_on must map a release (25.11) to why");
+        ok = false;
+      } else {
+        for (const auto& kv : nso) {
+          std::string release = kv.first.IsScalar() ? kv.first.Scalar() : "";
+          std::string why = kv.second.IsScalar() ? kv.second.Scalar() : "";
+          if (!std::regex_match(release, release_re) || why.empty()) {
+            err(LineOf(kv.first), kRuleVariant,
+                "variant " + var.name + ": not_shown_on needs MAJOR.MINOR: a reason, got '" +
+                    release + "'");
+            ok = false;
+          } else {
+            var.not_shown_on[release] = why;
+          }
+        }
       }
     }
     if (!ok) continue;
@@ -624,6 +657,7 @@ LoadResult ParseScenario(const std::string& text, const std::string& file) {
     s.canary = v.canary;
     s.key_lines["canary"] = v.line;
     s.parameters = v.values;
+    s.not_shown_on = v.not_shown_on;
     r.variants.push_back(std::move(s));
   }
   if (!r.problems.empty()) {

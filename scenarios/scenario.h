@@ -48,6 +48,9 @@ struct Signal {
   bool AppliesTo(const std::string& slurm_version) const;
 };
 
+// Whether version ("25.11.4", or "25.11") is of release ("25.11"): equal, or release then a dot.
+bool IsOfRelease(const std::string& version, const std::string& release);
+
 struct Hop {
   std::string node;
   std::string state;
@@ -131,9 +134,16 @@ struct Scenario {
   std::vector<FaultRef> faults;
   std::vector<Workload> workload;
   std::map<std::string, int> key_lines;  // top-level key -> line
+  // Releases ("25.11") on which this task's evidence does not show, each with why (a variant's
+  // `not_shown_on`): the task is not part of that release's bundle set, and a bundle recorded
+  // there must indeed leave a hop unmeasured (else the claim is stale).
+  std::map<std::string, std::string> not_shown_on;
 
   int Line(const std::string& key) const;
   bool Diagnosable() const;       // a full-credit answer that is not `unknown`
+  // The reason this task's evidence does not show on release ("25.11", "25.11.4"); "" when it
+  // does (or is not known not to).
+  std::string NotShownOn(const std::string& release) const;
   std::string RootCause() const;  // first full-credit node, else `unknown`
   int PropagationS() const;       // largest observable_at_s
   std::string TaskId() const;     // "T-" + first 10 hex of SHA-256 of the canary

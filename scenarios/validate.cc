@@ -69,6 +69,9 @@ const std::vector<RuleInfo>& Rules() {
       {"ticket-leak", "the ticket names the root cause, its key words or quotes its evidence"},
       {"bundle-missing", "a runnable scenario has no recorded bundle that opens"},
       {"hop-unmeasured", "the bundle does not show a hop's signals at its offset (or showed them before the fault)"},
+      {"not-shown-measured",
+       "a variant says its evidence does not show on a release, but that release's bundle shows "
+       "every hop"},
       {"duplicate-id", "two scenarios share an id"},
       {"duplicate-canary", "two scenarios share a canary"},
       {"duplicate-task-id", "two canaries give the same task id"},
@@ -520,12 +523,6 @@ Suite LoadSuite(const std::vector<std::string>& paths) {
     }
   }
   return suite;
-}
-
-std::string DefaultScenariosDir() {
-  const char* env = std::getenv("SLURM_RCA_SCENARIOS");
-  if (env && *env) return env;
-  return std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios";
 }
 
 std::vector<std::string> ScenarioPaths(const std::string& dir) {

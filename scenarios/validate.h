@@ -2,7 +2,7 @@
 // id, file and line, all reported at once.
 //
 //   std::vector<Problem> p = CheckFile("scenarios/S06-state-save-unwritable/scenario.yaml");
-//   Suite suite = LoadSuite(ScenarioPaths(DefaultScenariosDir()));
+//   Suite suite = LoadSuite(ScenarioPaths(paths.scenarios));   // base::DataPaths, from main
 #ifndef SLURM_RCA_SCENARIOS_VALIDATE_H_
 #define SLURM_RCA_SCENARIOS_VALIDATE_H_
 
@@ -33,8 +33,6 @@ struct Suite {
 };
 Suite LoadSuite(const std::vector<std::string>& paths);
 
-// $SLURM_RCA_SCENARIOS, else the source tree's scenarios/.
-std::string DefaultScenariosDir();
 // DIR/*/scenario.yaml, sorted.
 std::vector<std::string> ScenarioPaths(const std::string& dir);
 

@@ -1,6 +1,7 @@
 #include "scenarios/views.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -54,14 +55,19 @@ std::string Spread(const Measurement& m, size_t hop) {
   return s;
 }
 
+// A bundle's path below the directory that holds the fixtures root ("fixtures/busy/S01-..." when
+// the root is a tree's fixtures/), so that an export does not carry this machine's layout.
 std::string RelativeToSource(const std::string& path) {
-  const std::string root = std::string(SLURM_RCA_SOURCE_DIR) + "/";
+  const std::string root = std::filesystem::path(FixturesRoot()).parent_path().string() + "/";
   return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
 }
 
-// "2/2 (3 trials), herring 1/1" of one scenario in one set, or "no bundle".
-std::string HopsMeasured(const Scenario& s, const Measurement& m) {
-  if (!m.error.empty()) return "no bundle";
+// "2/2 (3 trials), herring 1/1" of one scenario in one set, or "no bundle"; "..., not shown on
+// 25.11" for a task whose evidence does not show on the set's release.
+std::string HopsMeasured(const Scenario& s, const Measurement& m, const std::string& release) {
+  const std::string not_shown =
+      s.NotShownOn(release).empty() ? "" : ", not shown on " + release;
+  if (!m.error.empty()) return "no bundle" + not_shown;
   int ok = 0;
   for (const HopResult& h : m.hops) ok += h.measured ? 1 : 0;
   std::string hops = std::to_string(ok) + "/" + std::to_string(s.causal_chain.size()) + " (" +
@@ -71,7 +77,7 @@ std::string HopsMeasured(const Scenario& s, const Measurement& m) {
     for (const HopResult& h : m.herrings) shown += h.measured ? 1 : 0;
     hops += ", herring " + std::to_string(shown) + "/" + std::to_string(m.herrings.size());
   }
-  return hops;
+  return hops + not_shown;
 }
 
 }  // namespace
@@ -104,7 +110,7 @@ std::string ScenarioTable(const std::vector<Scenario>& scenarios,
       for (size_t h = 0; h < s.causal_chain.size(); ++h) {
         seen += (h ? " → " : "") + (m.error.empty() ? Spread(m, h) : std::string("-"));
       }
-      o << " " << HopsMeasured(s, m) << " | " << seen << " |";
+      o << " " << HopsMeasured(s, m, BundleSetRelease(sets[k].set)) << " | " << seen << " |";
     }
     std::optional<int> calls;
     if (!sets.empty()) calls = MinimumCalls(s, sets.front().measurements[i]);
@@ -112,11 +118,14 @@ std::string ScenarioTable(const std::vector<Scenario>& scenarios,
   }
   o << "\n" << scenarios.size() << " scenarios, " << runnable << " runnable";
   for (size_t k = 0; k < sets.size(); ++k) {
-    int recorded = 0;
+    const std::string release = BundleSetRelease(sets[k].set);
+    int recorded = 0, not_shown = 0;
     for (const Measurement& m : sets[k].measurements) recorded += m.error.empty();
+    for (const Scenario& s : scenarios) not_shown += !s.NotShownOn(release).empty();
     o << (k ? "; " : ", ") << measured[k] << " with every hop measured in its " << sets[k].set
-      << " (" << BundleSetRelease(sets[k].set) << ") bundle";
+      << " (" << release << ") bundle";
     if (recorded < static_cast<int>(scenarios.size())) o << " (" << recorded << " recorded)";
+    if (not_shown > 0) o << " (" << not_shown << " not shown on " << release << ")";
   }
   o << ".\n";
   return o.str();

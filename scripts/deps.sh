@@ -16,8 +16,13 @@ packages=(
   # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr
   slurmctld slurmd slurmdbd slurm-client slurm-wlm-basic-plugins munge mariadb-server
   nftables e2fsprogs
+  # the Debian packages: man pages from each binary's --help (help2man), Depends found from the
+  # linked libraries (dpkg-shlibdeps, and file, which CPack runs), the unit checked (systemd-analyze)
+  help2man dpkg-dev file systemd
   # the leaderboard page is checked in a real browser (tests/leaderboard_html_test.sh)
   chromium
+  # slurm-mcp serve --metrics is scraped by a real Prometheus (tests/prometheus_test.sh)
+  prometheus
 )
 
 [[ $# -gt 0 ]] && packages=("$@")

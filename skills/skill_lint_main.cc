@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/build_info.h"
 #include "skills/lint.h"
 #include "skills/mcp_surface.h"
 
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
       "PATH: a skill folder, a skills root (its subfolders; claims.yaml beside them; the plugin "
       "above it if any) or a plugin root.\n"
       "Exit status: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage."};
+  app.set_version_flag("--version", slurm_rca::base::VersionLine("skill-lint"),
+                       "Print the version and the git revision built from, and exit");
   std::string profile = "spec";
   std::string format = "text";
   bool strict = false;
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

@@ -4,7 +4,7 @@
 # the three reference agents over the whole suite, the Slurm job-array path with collect, and
 # diagnose. Usage: agents_run_test.sh RCA_BENCH SOURCE_DIR
 set -uo pipefail
-rca=$1 src=$2
+rca=$(realpath "$1") src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -94,6 +94,12 @@ grep -q '^| graphwalk (reference audit) |' "$tmp/lb" || fail "leaderboard lacks 
 "$rca" run --config graphwalk --scenarios S01,S06 --repeats 2 --slurm "$tmp/array.sh" --out "$tmp/arr" \
   > /dev/null || fail "--slurm exited $?"
 grep -q '^#SBATCH --array=0-3$' "$tmp/array.sh" || fail "the array does not have 4 tasks"
+# slurmd opens --output before a task starts: the folders must exist as generated (issue #22).
+[[ -d "$tmp/arr/parts" ]] || fail "--slurm did not make OUT/parts"
+(cd "$tmp" && "$rca" run --config graphwalk --scenarios S01 --slurm "$tmp/rel.sh" --out rel \
+  > /dev/null 2> "$tmp/err"); rc=$?
+[[ $rc -eq 2 ]] && grep -q 'needs an absolute --out' "$tmp/err" && [[ ! -e "$tmp/rel.sh" ]] ||
+  fail "--slurm with a relative --out: rc $rc $(cat "$tmp/err")"
 bash -n "$tmp/array.sh" || fail "the array script is not valid bash"
 for i in 0 3; do
   SLURM_ARRAY_TASK_ID=$i bash "$tmp/array.sh" > /dev/null 2>&1 || fail "array task $i failed"

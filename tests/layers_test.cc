@@ -26,7 +26,7 @@ const fs::path kRoot = SLURM_RCA_SOURCE_DIR;
 const std::map<std::string, std::set<std::string>>& Allowed() {
   static const std::map<std::string, std::set<std::string>> m = {
       {"base", {}},
-      {"guard", {}},
+      {"guard", {"base"}},
       {"skills", {"base"}},
       {"mcp", {"base", "guard", "skills"}},
       {"scenarios", {"base", "mcp"}},
@@ -35,8 +35,9 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"agents/graph", {"base", "scenarios"}},
       {"agents", {"guard", "mcp", "scenarios", "agents/llm", "agents/graph"}},
       {"grader", {"base", "scenarios"}},
-      {"cli", {"mcp", "scenarios", "scenarios/live", "agents", "agents/llm", "agents/graph",
-               "grader"}},
+      {"cli",
+       {"base", "mcp", "scenarios", "scenarios/live", "agents", "agents/llm", "agents/graph",
+        "grader"}},
   };
   return m;
 }
@@ -139,6 +140,52 @@ TEST(LayersTest, TheMapIsADagAndEveryEdgeIsUsed) {
   for (const auto& [file, why] : Crossings()) {
     EXPECT_TRUE(crossing.count(file)) << file << " no longer crosses the map; remove it from "
                                       << "Crossings() (" << why << ")";
+  }
+}
+
+// Paths are resolved once, in main (issue #19, item 6): no library reads the environment or a
+// path compiled into it. A binary's own files (cli/, the main.cc of guard/ and mcp/) may. The
+// files named here still do, each with its reason.
+TEST(LayersTest, NoLibraryReadsTheEnvironmentOrACompiledInPath) {
+  static const std::map<std::string, std::string> kStill = {
+      {"scenarios/live/mcp_child.cc",
+       "passes PATH, HOME and the like to the slurm-mcp child it starts"},
+      {"scenarios/live/lab.cc", "the lab's configuration templates (SLURM_RCA_LIVE_TEMPLATES)"},
+      {"scenarios/live/faults.cc", "the lab's configuration templates (SLURM_RCA_LIVE_TEMPLATES)"},
+  };
+  static const RE2 reads(
+      R"re(\bgetenv\s*\(|\bsecure_getenv\s*\(|SLURM_RCA_SOURCE_(?:DIR|ROOT)\b|SLURM_RCA_LIVE_TEMPLATES\b)re");
+  int scanned = 0;
+  std::vector<std::string> offenders;
+  std::set<std::string> still_reading;
+  for (const auto& [module, deps] : Allowed()) {
+    if (module == "cli") continue;  // rca-bench's main and its commands
+    for (const fs::directory_entry& e : fs::recursive_directory_iterator(kRoot / module)) {
+      if (!e.is_regular_file() || !IsLibraryFile(e.path())) continue;
+      fs::path rel = fs::relative(e.path(), kRoot);
+      if (ModuleOf(rel) != module || rel.filename() == "main.cc") continue;
+      ++scanned;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      if (!RE2::PartialMatch(text.str(), reads)) continue;
+      if (kStill.count(rel.string())) {
+        still_reading.insert(rel.string());
+      } else {
+        offenders.push_back(rel.string());
+      }
+    }
+  }
+  EXPECT_GT(scanned, 100);  // the scan found the tree
+  std::string all;
+  for (const std::string& o : offenders) all += "\n  " + o;
+  EXPECT_TRUE(offenders.empty())
+      << "library files that read the environment or a compiled-in path (resolve it in main and "
+         "pass it in):"
+      << all;
+  for (const auto& [file, why] : kStill) {
+    EXPECT_TRUE(still_reading.count(file)) << file << " no longer reads one; take it out of the "
+                                           << "list (" << why << ")";
   }
 }
 

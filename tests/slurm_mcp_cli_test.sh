@@ -32,6 +32,10 @@ check 2 "serve without a transport" yes -- serve --replay "$bundle"
 check 2 "serve with both transports" yes -- serve --stdio --http 127.0.0.1:0
 check 2 "serve --http without a port" yes -- serve --http localhost --replay "$bundle"
 check 2 "serve --http with a bad port" yes -- serve --http 127.0.0.1:x --replay "$bundle"
+check 2 "serve --metrics without a port" yes -- serve --stdio --metrics 9464 --replay "$bundle"
+contains "a bad --metrics names the flag" "$err" "--metrics '9464' is not HOST:PORT or :PORT"
+check 2 "serve --metrics with a bad port" yes -- serve --http 127.0.0.1:0 --metrics :65536 --replay "$bundle"
+check 2 "serve --metrics with an unbracketed IPv6 address" yes -- serve --stdio --metrics ::1:9464 --replay "$bundle"
 check 2 "a missing bundle" yes -- overview --replay /nonexistent/bundle
 contains "missing bundle names the path" "$err" "/nonexistent/bundle"
 check 2 "a relative trusted dir" yes -- overview --trusted-dirs bin
@@ -87,6 +91,47 @@ total=$(printf '%s\n' "$lines" | grep -c '')
 if [[ $n -ne 3 || $total -ne 3 ]]; then echo "FAIL stdio stdout: want 3 JSON lines, got $total lines: $lines"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
 contains "stdio answers a batch with -32600" "$lines" '-32600'
 contains "stdio answers bad JSON with -32700" "$lines" '-32700'
+
+# serve --http, live, on fake Slurm clients (sinfo fails, squeue answers): GET /ready reads
+# nothing, says unknown before any call, then each program's last read; SIGTERM exits 0.
+fake=$(mktemp -d)
+printf '#!/bin/sh\necho "sinfo: error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' > "$fake/sinfo"
+printf '#!/bin/sh\necho "$(basename "$0") $*" >> "%s/runs"\n' "$fake" > "$fake/squeue"
+chmod 755 "$fake/sinfo" "$fake/squeue"
+"$bin" serve --http 127.0.0.1:0 --trusted-dirs "$fake" 2> "$fake/err" &
+server=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(grep -o 'serving MCP on http://127.0.0.1:[0-9]*' "$fake/err" | grep -o '[0-9]*$')
+  [[ -n $port ]] && break
+  sleep 0.05
+done
+ready() {  # GET /ready over bash's /dev/tcp; prints the body
+  exec 3<> "/dev/tcp/127.0.0.1/$port" || return 1
+  printf 'GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+  sed -n '/^\r$/,$p' <&3 | tail -n +2
+  exec 3<&-
+}
+if [[ -z $port ]]; then
+  echo "FAIL serve --http did not start: $(cat "$fake/err")"; fails=$((fails + 1))
+else
+  contains "the banner names the readiness route" "$(cat "$fake/err")" "GET /ready"
+  body=$(ready)
+  contains "ready before any read" "$body" '"slurm":"unknown"'
+  [[ ! -e $fake/runs ]] && passes=$((passes + 1)) || { echo "FAIL /ready ran a program"; fails=$((fails + 1)); }
+  "$bin" call --http "127.0.0.1:$port" slurm_query --args '{"topic":"nodes"}' > /dev/null 2>&1
+  "$bin" call --http "127.0.0.1:$port" slurm_query --args '{"topic":"queue"}' > /dev/null 2>&1
+  body=$(ready)
+  contains "ready after a failed read" "$body" '"slurm":"failing"'
+  contains "sinfo's last read failed, with its cause" "$body" 'Unable to contact slurm controller'
+  contains "squeue's last read succeeded" "$(grep -o '{[^{}]*"program":"squeue"[^{}]*}' <<< "$body")" '"state":"ok"'
+  kill -TERM "$server"
+  wait "$server"
+  rc=$?
+  [[ $rc -eq 0 ]] && passes=$((passes + 1)) || { echo "FAIL serve --http after SIGTERM: exit $rc"; fails=$((fails + 1)); }
+fi
+kill "$server" 2> /dev/null
+rm -rf "$fake"
 
 rm -f /tmp/mcp_cli_err.$$
 echo "$passes passed, $fails failed"

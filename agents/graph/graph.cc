@@ -343,13 +343,7 @@ LoadResult LoadGraphFile(const std::string& path) {
   return ParseGraph(ss.str(), path);
 }
 
-std::string DefaultGraphPath() {
-  if (const char* env = std::getenv("SLURM_RCA_GRAPH"); env && *env) return env;
-  return std::string(SLURM_RCA_SOURCE_DIR) + "/agents/graph/graph.yaml";
-}
-
-std::string DefaultFreezePath() {
-  std::string g = DefaultGraphPath();
+std::string FreezePathFor(const std::string& g) {
   size_t slash = g.rfind('/');
   return (slash == std::string::npos ? std::string(".") : g.substr(0, slash)) + "/FROZEN";
 }

@@ -3,7 +3,7 @@
 // evidence (measured in one of this project's recorded bundles, documented by Slurm's manuals,
 // or inferred). Nodes are the benchmark's vocabulary (scenarios/vocabulary.h) minus `unknown`.
 //
-//   LoadResult r = LoadGraphFile(DefaultGraphPath());
+//   LoadResult r = LoadGraphFile(paths.graph);   // base::DataPaths, resolved in main
 //   for (const GraphError& e : r.errors) std::cerr << e.ToString() << "\n";  // file:line: ...
 //   const Graph& g = *r.graph;
 //   for (const Hypothesis& h : CausesOf(g, "slurm.scheduler", Severity::kHalts))
@@ -130,8 +130,6 @@ struct LoadResult {
 // Parses and validates; every error is reported, not only the first.
 LoadResult ParseGraph(const std::string& text, const std::string& file);
 LoadResult LoadGraphFile(const std::string& path);
-// $SLURM_RCA_GRAPH, else the source tree's agents/graph/graph.yaml.
-std::string DefaultGraphPath();
 
 // The freeze. agents/graph/FROZEN names the tag at which graph.yaml was frozen and its digest
 // ("graph-v1 sha256:<16 hex>", comment lines start with #). Scenarios written after the freeze
@@ -145,8 +143,8 @@ struct Freeze {
 };
 // The FROZEN file; nullopt with *error set when it is missing or malformed.
 std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error);
-// DefaultGraphPath()'s directory + "/FROZEN".
-std::string DefaultFreezePath();
+// The FROZEN file beside the graph at graph_path (its directory + "/FROZEN").
+std::string FreezePathFor(const std::string& graph_path);
 
 // The (cause, effect) pairs a causal chain uses: each hop to the next, and the last hop to the
 // reported component when they differ (a one-hop chain's edge, as measured_by reads it).

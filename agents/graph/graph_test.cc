@@ -29,6 +29,7 @@ namespace fs = std::filesystem;
 
 const std::string kSource = SLURM_RCA_SOURCE_DIR;
 const std::string kTestdata = kSource + "/agents/graph/testdata";
+const std::string kGraphPath = kSource + "/agents/graph/graph.yaml";
 constexpr Severity kSeverities[] = {Severity::kHalts, Severity::kDegrades};
 
 std::string ReadFile(const std::string& path) {
@@ -47,7 +48,7 @@ Graph Load(const std::string& path) {
 }
 
 const Graph& Shipped() {
-  static const Graph g = Load(DefaultGraphPath());
+  static const Graph g = Load(kGraphPath);
   return g;
 }
 
@@ -471,7 +472,7 @@ TEST(ShippedGraph, WhatIsNotMeasuredHere) {
 
 const scenarios::Suite& SuiteOnce() {
   static const scenarios::Suite suite =
-      scenarios::LoadSuite(scenarios::ScenarioPaths(scenarios::DefaultScenariosDir()));
+      scenarios::LoadSuite(scenarios::ScenarioPaths(kSource + "/scenarios"));
   return suite;
 }
 
@@ -728,12 +729,12 @@ namespace {
 
 TEST(GraphFreeze, TheShippedGraphIsTheFrozenOne) {
   std::string error;
-  std::optional<Freeze> f = ReadFreeze(DefaultFreezePath(), &error);
+  std::optional<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath), &error);
   ASSERT_TRUE(f) << error;
   EXPECT_EQ(f->tag, "graph-v1");
   // graph.yaml's digest as the suite fingerprint takes it (grader::GraphDigest): a change to the
   // graph fails here until it is frozen again under a new tag.
-  std::string digest = "sha256:" + scenarios::Sha256Hex(ReadFile(DefaultGraphPath()), 16);
+  std::string digest = "sha256:" + scenarios::Sha256Hex(ReadFile(kGraphPath), 16);
   EXPECT_EQ(f->digest, digest) << "agents/graph/graph.yaml changed after its freeze at " << f->tag
                                << ": freeze it again (a new tag in FROZEN)";
 }
@@ -791,7 +792,7 @@ TEST(GraphFreeze, APostFreezeScenarioMayNotUseAMeasuredEdge) {
 
 TEST(GraphFreeze, TheShippedPostFreezeScenariosUseNoMeasuredEdge) {
   std::string error;
-  std::optional<Freeze> f = ReadFreeze(DefaultFreezePath(), &error);
+  std::optional<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath), &error);
   ASSERT_TRUE(f) << error;
   scenarios::Suite suite = scenarios::LoadSuite(scenarios::ScenarioPaths(kSource + "/scenarios"));
   for (const scenarios::Problem& p : PostFreezeProblems(Shipped(), *f, suite.scenarios)) {

@@ -1,6 +1,5 @@
 #include "agents/llm/backend.h"
 
-#include <cstdlib>
 #include <fstream>
 
 #include "agents/llm/http_backends.h"
@@ -8,7 +7,7 @@
 
 namespace slurm_rca::agents {
 
-Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config) {
+Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config, const EnvLookup& env) {
   if (config.kind == "scripted") {
     if (config.script.empty()) return Status::InvalidArgument("scripted back-end: no script path");
     return MakeScriptedBackendFromFile(config.script);
@@ -23,8 +22,8 @@ Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config) {
   }
   std::string url = config.base_url;
   if (url.empty() && openai) {
-    const char* env = std::getenv("OPENAI_BASE_URL");
-    url = env && *env ? env : "https://api.openai.com/v1";
+    std::optional<std::string> from_env = env("OPENAI_BASE_URL");
+    url = from_env && !from_env->empty() ? *from_env : "https://api.openai.com/v1";
   }
   if (url.empty()) url = "https://api.anthropic.com";
   Result<Endpoint> endpoint = ParseUrl(url);
@@ -40,8 +39,7 @@ Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config) {
   const std::string key_env =
       !config.api_key_env.empty() ? config.api_key_env
                                   : (openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
-  const char* key = std::getenv(key_env.c_str());
-  std::string api_key = key ? key : "";
+  std::string api_key = env(key_env).value_or("");
   const bool local = endpoint->scheme == "http" && endpoint->IsLoopback();
   if (api_key.empty() && !(openai && local)) {
     return Status::InvalidArgument("the API key variable " + key_env + " is not set (needed for " +

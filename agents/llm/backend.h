@@ -4,7 +4,7 @@
 //   cfg.kind = "openai";                      // or "anthropic", or "scripted" (tests)
 //   cfg.base_url = "http://127.0.0.1:8000/v1"; // vLLM, llama.cpp server, Ollama, api.openai.com …
 //   cfg.model = "qwen2.5-32b-instruct";
-//   Result<std::unique_ptr<Backend>> b = MakeBackend(cfg);
+//   Result<std::unique_ptr<Backend>> b = MakeBackend(cfg, cli::ProcessEnvironment());
 //   if (!b.ok()) return Fail(b.status().ToString());   // names the missing key variable, bad URL…
 //   Result<Reply> r = (*b)->Complete(conversation, tools);
 //   if (r.ok()) for (const ToolCall& c : r->tool_calls) ...;
@@ -37,8 +37,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,9 +116,15 @@ class Backend {
   virtual void SetDeadline(std::chrono::steady_clock::time_point deadline) {}
 };
 
-// Builds the back-end `config.kind` names. Errors: an unknown kind, a missing or unparsable URL,
-// a missing key variable (naming it), no model for an HTTP kind, an unreadable or invalid script.
-Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config);
+// An environment variable's value; nullopt when it is unset. The library reads no variable
+// itself: main passes its process environment (cli::ProcessEnvironment), a test a map.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Builds the back-end `config.kind` names, reading the API key variable (and OPENAI_BASE_URL when
+// an openai back-end names no URL) through env. Errors: an unknown kind, a missing or unparsable
+// URL, a missing key variable (naming it), no model for an HTTP kind, an unreadable or invalid
+// script.
+Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config, const EnvLookup& env);
 
 }  // namespace slurm_rca::agents
 

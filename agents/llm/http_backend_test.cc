@@ -23,6 +23,12 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
+// The process environment, as rca-bench's main passes it (the tests set and unset variables).
+std::optional<std::string> FromProcess(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
 constexpr char kKeyEnv[] = "SLURM_RCA_LLM_TEST_KEY";
 constexpr char kKey[] = "sk-test-123";
 
@@ -68,7 +74,7 @@ class HttpBackendTest : public ::testing::TestWithParam<std::string> {
     return c;
   }
   std::unique_ptr<Backend> Make(const BackendConfig& c) {
-    Result<std::unique_ptr<Backend>> b = MakeBackend(c);
+    Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? std::move(b).value() : nullptr;
   }
@@ -514,7 +520,7 @@ class MakeBackendTest : public ::testing::Test {
 TEST_F(MakeBackendTest, MissingKeyNamesTheVariable) {
   for (std::string kind : {"openai", "anthropic"}) {
     BackendConfig c{kind, "https://models.example.org/v1", "m", "SLURM_RCA_LLM_UNSET_KEY"};
-    Result<std::unique_ptr<Backend>> b = MakeBackend(c);
+    Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
     ASSERT_FALSE(b.ok()) << kind;
     EXPECT_EQ(b.status().code(), Status::Code::kInvalidArgument);
     EXPECT_NE(b.status().message().find("SLURM_RCA_LLM_UNSET_KEY"), std::string::npos)
@@ -527,10 +533,10 @@ TEST_F(MakeBackendTest, DefaultKeyVariablesAreNamed) {
   const char* saved_anthropic = std::getenv("ANTHROPIC_API_KEY");
   if (saved_openai || saved_anthropic) GTEST_SKIP() << "a real key is set in this environment";
   Result<std::unique_ptr<Backend>> o =
-      MakeBackend({"openai", "https://models.example.org/v1", "m"});
+      MakeBackend({"openai", "https://models.example.org/v1", "m"}, FromProcess);
   ASSERT_FALSE(o.ok());
   EXPECT_NE(o.status().message().find("OPENAI_API_KEY"), std::string::npos);
-  Result<std::unique_ptr<Backend>> a = MakeBackend({"anthropic", "", "m"});
+  Result<std::unique_ptr<Backend>> a = MakeBackend({"anthropic", "", "m"}, FromProcess);
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("ANTHROPIC_API_KEY"), std::string::npos);
 }
@@ -538,16 +544,19 @@ TEST_F(MakeBackendTest, DefaultKeyVariablesAreNamed) {
 TEST_F(MakeBackendTest, LocalOpenAiServerNeedsNoKey) {
   for (std::string url : {"http://127.0.0.1:8000/v1", "http://localhost:11434/v1"}) {
     Result<std::unique_ptr<Backend>> b =
-        MakeBackend({"openai", url, "m", "SLURM_RCA_LLM_UNSET_KEY"});
+        MakeBackend({"openai", url, "m", "SLURM_RCA_LLM_UNSET_KEY"}, FromProcess);
     EXPECT_TRUE(b.ok()) << url << ": " << b.status().ToString();
   }
   // Not for https, not for another host, not for Anthropic.
-  EXPECT_FALSE(MakeBackend({"openai", "https://127.0.0.1:8000/v1", "m", "SLURM_RCA_LLM_UNSET_KEY"})
+  EXPECT_FALSE(MakeBackend({"openai", "https://127.0.0.1:8000/v1", "m", "SLURM_RCA_LLM_UNSET_KEY"},
+                           FromProcess)
                    .ok());
-  EXPECT_FALSE(MakeBackend({"openai", "http://10.0.0.5:8000/v1", "m", "SLURM_RCA_LLM_UNSET_KEY"})
+  EXPECT_FALSE(MakeBackend({"openai", "http://10.0.0.5:8000/v1", "m", "SLURM_RCA_LLM_UNSET_KEY"},
+                           FromProcess)
                    .ok());
-  EXPECT_FALSE(
-      MakeBackend({"anthropic", "http://127.0.0.1:8000", "m", "SLURM_RCA_LLM_UNSET_KEY"}).ok());
+  EXPECT_FALSE(MakeBackend({"anthropic", "http://127.0.0.1:8000", "m", "SLURM_RCA_LLM_UNSET_KEY"},
+                           FromProcess)
+                   .ok());
 }
 
 TEST_F(MakeBackendTest, OpenAiBaseUrlDefaultsFromTheEnvironment) {
@@ -555,14 +564,14 @@ TEST_F(MakeBackendTest, OpenAiBaseUrlDefaultsFromTheEnvironment) {
   const char* saved = std::getenv("OPENAI_BASE_URL");
   std::string saved_value = saved ? saved : "";
   setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v9", 1);
-  Result<std::unique_ptr<Backend>> b = MakeBackend({"openai", "", "m", kKeyEnv});
+  Result<std::unique_ptr<Backend>> b = MakeBackend({"openai", "", "m", kKeyEnv}, FromProcess);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_EQ((*b)->Describe(), "openai:m@http://127.0.0.1:9/v9");
   unsetenv("OPENAI_BASE_URL");
-  Result<std::unique_ptr<Backend>> d = MakeBackend({"openai", "", "m", kKeyEnv});
+  Result<std::unique_ptr<Backend>> d = MakeBackend({"openai", "", "m", kKeyEnv}, FromProcess);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ((*d)->Describe(), "openai:m@https://api.openai.com:443/v1");
-  Result<std::unique_ptr<Backend>> a = MakeBackend({"anthropic", "", "m", kKeyEnv});
+  Result<std::unique_ptr<Backend>> a = MakeBackend({"anthropic", "", "m", kKeyEnv}, FromProcess);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ((*a)->Describe(), "anthropic:m@https://api.anthropic.com:443");
   if (saved) setenv("OPENAI_BASE_URL", saved_value.c_str(), 1);
@@ -591,7 +600,7 @@ TEST_F(MakeBackendTest, BadConfigurationsAreRefused) {
   unreadable.script = "/nonexistent/script.json";
   cases.push_back({unreadable, "cannot read script /nonexistent/script.json"});
   for (const Case& c : cases) {
-    Result<std::unique_ptr<Backend>> b = MakeBackend(c.config);
+    Result<std::unique_ptr<Backend>> b = MakeBackend(c.config, FromProcess);
     ASSERT_FALSE(b.ok()) << c.message;
     EXPECT_NE(b.status().message().find(c.message), std::string::npos)
         << "want '" << c.message << "', got " << b.status().ToString();
@@ -612,7 +621,7 @@ TEST(OpenAiQuirksTest, AdaptsToReasoningModelsOnce) {
   server.Enqueue({200, FakeModelServer::OpenAiReply("second", {})});
   BackendConfig c{"openai", server.base_url() + "/v1", "o-model", kKeyEnv};
   c.max_tokens = 321;
-  Result<std::unique_ptr<Backend>> b = MakeBackend(c);
+  Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
   ASSERT_TRUE(b.ok());
   std::vector<Message> conv = {{Message::Role::kUser, "hi"}};
   Result<Reply> r = (*b)->Complete(conv, {});

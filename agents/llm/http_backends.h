@@ -42,7 +42,8 @@ nlohmann::json AnthropicRequest(const BackendConfig& config,
                                 const std::vector<ToolSpec>& tools);
 Result<Reply> ParseAnthropicReply(const std::string& body);
 
-// `config` has been checked by MakeBackend: endpoint parsed, key read from its variable.
+// `config` has been checked by MakeBackend: endpoint parsed, key read from its variable (through
+// the EnvLookup main passed).
 std::unique_ptr<Backend> NewOpenAiBackend(const BackendConfig& config, Endpoint endpoint,
                                           std::string api_key);
 std::unique_ptr<Backend> NewAnthropicBackend(const BackendConfig& config, Endpoint endpoint,

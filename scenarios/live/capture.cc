@@ -21,10 +21,6 @@
 #include "base/strings.h"
 #include "guard/run.h"
 
-#ifndef SLURM_RCA_SOURCE_DIR
-#define SLURM_RCA_SOURCE_DIR "."
-#endif
-
 namespace slurm_rca::live {
 namespace {
 
@@ -726,7 +722,7 @@ std::optional<CaptureFile> ParseCaptureFile(std::string_view text, std::string* 
 
 Status CaptureReads(const CaptureOptions& options, std::ostream& progress) {
   auto start = Clock::now();
-  std::string source = SLURM_RCA_SOURCE_DIR;
+  const std::string& source = options.source;
   std::string corpus = options.corpus.empty() ? source + "/guard/testdata" : options.corpus;
   guard::CorpusLoad load = guard::LoadCorpus(corpus);
   if (!load.ok()) return Status::Error("corpus: " + load.error);

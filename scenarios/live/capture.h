@@ -39,9 +39,11 @@ inline constexpr std::string_view kCaptureBanner =
     "# slurm-rca capture of a real Slurm read (scenarios/live/capture.cc)";
 
 struct CaptureOptions {
-  // The fixture directory; empty: the source tree's fixtures/slurm-22.05.
+  // The tree the defaults below are in (base::DataPaths::source; main sets it).
+  std::string source = ".";
+  // The fixture directory; empty: SOURCE/fixtures/slurm-MAJOR.MINOR of the lab's release.
   std::string out_dir;
-  // A guard corpus file or directory; empty: the source tree's guard/testdata.
+  // A guard corpus file or directory; empty: SOURCE/guard/testdata.
   std::string corpus;
   int port_base = 21800;  // below the ephemeral range (32768-60999)
   int nodes = 4;

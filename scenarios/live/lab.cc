@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "base/file.h"
+#include "base/paths.h"
 #include "scenarios/live/profile.h"
 
 #ifndef SLURM_RCA_LIVE_TEMPLATES
@@ -186,7 +187,12 @@ std::vector<std::string> MountsUnder(const std::string& dir) {
 }
 
 Lab::Lab(LabOptions options) : options_(std::move(options)) {
-  if (options_.templates.empty()) options_.templates = SLURM_RCA_LIVE_TEMPLATES;
+  if (options_.templates.empty()) {
+    // An installed rca-bench has its templates in its data directory, a built one in its tree.
+    std::optional<std::string> installed = base::InstalledDataDir();
+    options_.templates =
+        installed ? *installed + "/scenarios/live/templates" : SLURM_RCA_LIVE_TEMPLATES;
+  }
   while (options_.dir.size() > 1 && options_.dir.back() == '/') options_.dir.pop_back();
   std::ifstream in(Path("lab.conf"));
   std::string key;
@@ -468,7 +474,8 @@ Status Lab::Probe(const std::string& name) const {
   if (name == "slurmctld") {
     ToolResult r = Client({"scontrol", "ping"}, std::chrono::seconds(5));
     if (!r.ok()) return fail(r);
-    return r.out.find("is UP") != std::string::npos ? Status() : Status::Error(r.out);
+    if (r.out.find("is UP") != std::string::npos) return Status();
+    return Status::Error(r.out.empty() ? "scontrol ping printed nothing" : r.out);
   }
   if (name.rfind("slurmd-", 0) == 0) {
     ToolResult r = Client({"sinfo", "-h", "-n", name.substr(7), "-o", "%T"}, std::chrono::seconds(5));

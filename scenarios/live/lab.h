@@ -31,22 +31,14 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "scenarios/live/process.h"
 
 namespace slurm_rca::live {
 
 // An error as a value: ok, or a message that says what failed and what to do.
-class Status {
- public:
-  Status() = default;
-  static Status Error(std::string message) { return Status(std::move(message)); }
-  bool ok() const { return message_.empty(); }
-  const std::string& message() const { return message_; }
-
- private:
-  explicit Status(std::string m) : message_(std::move(m)) {}
-  std::string message_;
-};
+// A step that failed says what it saw: Status::Error(message) (base/status.h).
+using Status = base::Status;
 
 struct LabOptions {
   std::string dir = "/tmp/slurm-rca-lab";

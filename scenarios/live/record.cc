@@ -14,10 +14,6 @@
 #include "scenarios/live/faults.h"
 #include "scenarios/measure.h"
 
-#ifndef SLURM_RCA_SOURCE_ROOT
-#define SLURM_RCA_SOURCE_ROOT ""
-#endif
-
 namespace slurm_rca::live {
 namespace {
 
@@ -66,9 +62,8 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
 }  // namespace
 
 Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
-  fs::path final_out = options.out_dir.empty()
-                          ? fs::path(SLURM_RCA_SOURCE_ROOT) / "fixtures/demo"
-                          : fs::path(options.out_dir);
+  fs::path final_out =
+      options.out_dir.empty() ? fs::path(options.fixtures) / "demo" : fs::path(options.out_dir);
   // Written beside the bundle and renamed into place at the end, so that a reader never sees a
   // half-written bundle.
   fs::path out = final_out.string() + ".recording";

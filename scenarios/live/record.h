@@ -20,7 +20,8 @@
 namespace slurm_rca::live {
 
 struct RecordOptions {
-  std::string out_dir;             // empty: the source tree's fixtures/demo
+  std::string out_dir;                // empty: FIXTURES/demo
+  std::string fixtures = "fixtures";  // base::DataPaths::fixtures; main sets it
   std::string fault = "db-freeze"; // a fault of FaultCatalog()
   int port_base = 20800;           // below the ephemeral range (32768-60999)
   double read_timeout_seconds = 5;  // the live back-end's executor timeout
