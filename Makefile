@@ -16,7 +16,7 @@ all: build
 help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
 	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
-	@echo "make test-releases  as root: the live tests on each Slurm release built by scripts/build-slurm.sh (make test runs all but mcp_faults_live on them)"
+	@echo "make test-releases  as root: the live tests on each Slurm release built by scripts/build-slurm.sh (make test runs mcp_live on both and live on 25.11)"
 	@echo "make test-sanitize  (run by .ci/run after make test) test-asan, then test-tsan:"
 	@echo "            test-asan: every test again, built with AddressSanitizer + UBSan into $(ASAN_BUILD)"
 	@echo "            test-tsan: the concurrent parts (label concurrent) with ThreadSanitizer into $(TSAN_BUILD)"
