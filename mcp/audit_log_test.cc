@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mcp/test_temp_dir.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -24,15 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "slurm-rca-audit-XXXXXX").string();
-  char* dir = ::mkdtemp(tmpl.data());
-  if (dir == nullptr) {
-    ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-    return "";
-  }
-  return dir;
-}
 
 std::vector<std::string> Lines(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -60,7 +52,7 @@ Evidence SampleEvidence() {
 
 class AuditLogTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = MakeTempDir(); }
+  void SetUp() override { dir_ = testing_tools::MakeTempDir("audit"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
 };

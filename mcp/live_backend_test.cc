@@ -18,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "guard/rule.h"
+#include "mcp/test_temp_dir.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -50,16 +51,6 @@ esac
 // A program that must never run: it leaves a trace if it does.
 constexpr char kMarker[] = "#!/bin/sh\ntouch \"$(dirname \"$0\")/ran\"\n";
 
-std::string MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "slurm-rca-live-XXXXXX").string();
-  char* dir = ::mkdtemp(tmpl.data());
-  if (dir == nullptr) {
-    ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-    return "";
-  }
-  ::chmod(dir, 0755);
-  return std::filesystem::canonical(dir).string();
-}
 
 void WriteFile(const std::string& path, const std::string& text, mode_t mode = 0644) {
   {
@@ -80,7 +71,7 @@ std::string ReadFile(const std::string& path) {
 class LiveBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing_tools::MakeTempDir("live");
     for (const char* name : {"sinfo", "squeue", "sacct"}) WriteFile(dir_ + "/" + name, kFake, 0755);
     WriteFile(dir_ + "/scontrol", kMarker, 0755);
   }

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "mcp/http_transport.h"
 #include "mcp/live_backend.h"
+#include "mcp/test_temp_dir.h"
 #include "mcp/tools.h"
 
 namespace slurm_rca::mcp {
@@ -328,16 +329,6 @@ TEST(MetricsTest, ToolCallsAreCountedByToolTopicAndOutcome) {
   EXPECT_EQ(m.Render().find("no-such-topic"), std::string::npos);
 }
 
-std::string MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "slurm-rca-metrics-XXXXXX").string();
-  char* dir = ::mkdtemp(tmpl.data());
-  if (dir == nullptr) {
-    ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-    return "";
-  }
-  ::chmod(dir, 0755);
-  return std::filesystem::canonical(dir).string();
-}
 
 // sinfo -p ok | slow | fail: answers, answers after 0.6 s (having touched `started`), exits 1.
 constexpr char kFakeSinfo[] = R"sh(#!/bin/sh
@@ -350,7 +341,7 @@ esac
 )sh";
 
 TEST(MetricsTest, LiveBackendCountsReadsCacheSingleFlightAndBudget) {
-  const std::string dir = MakeTempDir();
+  const std::string dir = testing_tools::MakeTempDir("metrics");
   {
     std::ofstream f(dir + "/sinfo");
     f << kFakeSinfo;

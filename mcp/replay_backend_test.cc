@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mcp/test_temp_dir.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -22,15 +23,6 @@ using Outcome = Evidence::Outcome;
 constexpr char kTimeoutCause[] =
     "sacct timed out after 20 s; a hang is itself evidence (no output is not 'no rows')";
 
-std::string MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "slurm-rca-replay-XXXXXX").string();
-  char* dir = ::mkdtemp(tmpl.data());
-  if (dir == nullptr) {
-    ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-    return "";
-  }
-  return dir;
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -85,7 +77,7 @@ json GoodManifest() {
 class ReplayBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing_tools::MakeTempDir("replay");
     WriteFile(dir_ + "/reads/empty", "");
     WriteFile(dir_ + "/reads/0/sinfo.out", "node1 idle\n");
     WriteFile(dir_ + "/reads/0/sacct.out", "1001 COMPLETED\n");
