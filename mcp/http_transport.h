@@ -103,6 +103,13 @@ class HttpTransport {
   std::unique_ptr<Impl> impl_;
 };
 
+// A listen address: "HOST:PORT", ":PORT" (127.0.0.1) or "[V6]:PORT", port 0..65535 (0: any free
+// port); serve's --http and --metrics. Returns "" and sets *host and *port, or the reason ADDR is
+// malformed.
+std::string ParseListenAddress(const std::string& addr, std::string* host, int* port);
+// host as a URL writes it: an IPv6 address in brackets.
+std::string UrlHost(const std::string& host);
+
 // Exposed for tests: equality of `given` with `secret` in time that depends only on the lengths.
 bool ConstantTimeEquals(const std::string& given, const std::string& secret);
 

@@ -366,13 +366,10 @@ int main(int argc, char** argv) {
   }
 
   if (*call) {
-    size_t colon = call_http.rfind(':');
-    if (colon == std::string::npos) return Usage("--http takes HOST:PORT, got '" + call_http + "'");
+    std::string host;
     int port = 0;
-    try {
-      port = std::stoi(call_http.substr(colon + 1));
-    } catch (...) {
-      return Usage("--http port must be a number");
+    if (std::string e = ParseListenAddress(call_http, &host, &port); !e.empty()) {
+      return Usage("--http " + e);
     }
     Json args = Json::parse(call_args, nullptr, false);
     if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
@@ -384,9 +381,9 @@ int main(int argc, char** argv) {
       while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
       token = t;
     }
-    Client client(std::make_unique<HttpClientTransport>(call_http.substr(0, colon), port, "/mcp",
+    Client client(std::make_unique<HttpClientTransport>(host, port, "/mcp",
                                                         token));
-    auto init = client.Initialize("slurm-mcp call", "0.1.0");
+    auto init = client.Initialize("slurm-mcp call", slurm_rca::base::Version());
     if (!init.ok()) {
       std::cerr << "slurm-mcp: initialize failed: " << init.status().ToString() << "\n";
       return 1;
@@ -529,10 +526,8 @@ int main(int argc, char** argv) {
       std::cerr << "slurm-mcp: " << e << "\n";
       return 1;
     }
-    std::cerr << "slurm-mcp: metrics (Prometheus text): http://"
-              << (metrics_host.find(':') != std::string::npos ? "[" + metrics_host + "]"
-                                                              : metrics_host)
-              << ":" << metrics_server->port() << "/metrics\n";
+    std::cerr << "slurm-mcp: metrics (Prometheus text): http://" << UrlHost(metrics_host) << ":"
+              << metrics_server->port() << "/metrics\n";
   }
   if (sampler) sampler->Start();
   if (stdio) {
@@ -550,18 +545,9 @@ int main(int argc, char** argv) {
     return rc;
   }
   HttpOptions h;
-  size_t colon = http.rfind(':');
-  if (colon == std::string::npos) return Usage("--http takes HOST:PORT, got '" + http + "'");
-  h.host = http.substr(0, colon);
-  if (h.host.size() > 2 && h.host.front() == '[' && h.host.back() == ']') {
-    h.host = h.host.substr(1, h.host.size() - 2);
+  if (std::string e = ParseListenAddress(http, &h.host, &h.port); !e.empty()) {
+    return Usage("--http " + e);
   }
-  try {
-    h.port = std::stoi(http.substr(colon + 1));
-  } catch (...) {
-    return Usage("--http port must be a number, got '" + http.substr(colon + 1) + "'");
-  }
-  if (h.port < 0 || h.port > 65535) return Usage("--http port must be 0..65535");
   h.sessions = !no_sessions;
   // GET /ready: per program, whether its last read succeeded; reads nothing (evidence.h).
   h.ready = [b = backend.get()] { return ReadinessJson(*b); };
@@ -588,9 +574,8 @@ int main(int argc, char** argv) {
     if (!served) transport.Stop();
   });
   HttpStartResult r = transport.Serve([&](int port) {
-    std::cerr << "slurm-mcp: serving MCP on http://"
-              << (h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host) << ":"
-              << port << "/mcp (" << backend->Label() << ")\n"
+    std::cerr << "slurm-mcp: serving MCP on http://" << UrlHost(h.host) << ":" << port << "/mcp ("
+              << backend->Label() << ")\n"
               << "slurm-mcp: readiness (outside MCP, reads nothing): GET " << h.ready_path << "\n";
   });
   served = true;

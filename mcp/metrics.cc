@@ -320,29 +320,6 @@ void Metrics::HttpRequestRejected(int status) {
 
 std::string Metrics::Render() const { return registry_.Render(); }
 
-std::string ParseListenAddress(const std::string& addr, std::string* host, int* port) {
-  const std::size_t colon = addr.rfind(':');
-  if (colon == std::string::npos) return "'" + addr + "' is not HOST:PORT or :PORT";
-  std::string h = addr.substr(0, colon);
-  const std::string p = addr.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-    h = h.substr(1, h.size() - 2);
-    if (h.empty()) return "'" + addr + "': empty IPv6 address";
-  } else if (h.find(':') != std::string::npos || h.find('[') != std::string::npos ||
-             h.find(']') != std::string::npos) {
-    return "'" + addr + "': an IPv6 address must be written [ADDRESS]:PORT";
-  }
-  if (h.find_first_of(" \t/\\@") != std::string::npos) return "'" + addr + "': not a host name";
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
-    return "'" + addr + "': the port must be a number from 0 to 65535";
-  }
-  const int n = std::atoi(p.c_str());
-  if (n > 65535) return "'" + addr + "': the port must be a number from 0 to 65535";
-  *host = h.empty() ? "127.0.0.1" : h;
-  *port = n;
-  return "";
-}
-
 class MetricsServer::Impl {
  public:
   explicit Impl(const Metrics& metrics) : metrics_(metrics) {

@@ -137,9 +137,6 @@ inline constexpr char kHttpRequestsRejectedTotal[] = "slurm_mcp_http_requests_re
 inline constexpr char kProcessStartTime[] = "process_start_time_seconds";
 inline constexpr char kBuildInfo[] = "slurm_mcp_build_info";
 
-// "HOST:PORT", ":PORT" (127.0.0.1) or "[V6]:PORT", port 0..65535 (0: any free port). Returns ""
-// and sets *host and *port, or the reason ADDR is malformed.
-std::string ParseListenAddress(const std::string& addr, std::string* host, int* port);
 
 // Serves GET /metrics (Metrics::Render, Content-Type text/plain; version=0.0.4) on its own
 // httplib listener and background thread. Any other path is 404, any other method 405.
