@@ -12,6 +12,11 @@
 # Depends are found by dpkg-shlibdeps from what the binaries link, not written by hand.
 include(GNUInstallDirs)
 
+# `cmake --install` and cpack install what is built and do not build first: `make packages`
+# builds before it packs, and the package test (which runs cpack beside the other tests) must not
+# relink the binaries they are running (a new git revision regenerates base_build_info).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY TRUE)
+
 set(SLURM_RCA_DATA ${CMAKE_INSTALL_DATADIR}/slurm-rca)
 
 install(TARGETS slurm-mcp slurm-guard skill-lint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
