@@ -23,8 +23,8 @@
 #include "agents/graph/graph.h"
 #include "agents/llm/backend.h"
 #include "agents/llm/loop.h"
-#include "mcp/client.h"
-#include "mcp/evidence.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/protocol/client.h"
 
 namespace slurm_rca::agents {
 

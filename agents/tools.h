@@ -22,8 +22,8 @@
 #include "agents/graph/graph.h"
 #include "agents/llm/loop.h"
 #include "guard/check.h"
-#include "mcp/client.h"
-#include "mcp/evidence.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/protocol/client.h"
 
 namespace slurm_rca::agents {
 

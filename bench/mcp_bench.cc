@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "bench/mcp_harness.h"
-#include "mcp/client.h"
+#include "mcp/protocol/client.h"
 
 namespace {
 

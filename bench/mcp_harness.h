@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "mcp/client.h"
+#include "mcp/protocol/client.h"
 
 namespace slurm_rca::bench {
 

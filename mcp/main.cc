@@ -17,16 +17,16 @@
 #include "base/build_info.h"
 #include "base/paths.h"
 #include "guard/policy.h"
-#include "mcp/audit_log.h"
-#include "mcp/client.h"
-#include "mcp/gpu_sampler.h"
-#include "mcp/http_transport.h"
-#include "mcp/live_backend.h"
-#include "mcp/metrics.h"
-#include "mcp/replay_backend.h"
-#include "mcp/skill_resources.h"
-#include "mcp/stdio_transport.h"
-#include "mcp/tools.h"
+#include "mcp/backend/audit_log.h"
+#include "mcp/backend/live_backend.h"
+#include "mcp/backend/replay_backend.h"
+#include "mcp/protocol/client.h"
+#include "mcp/protocol/http_transport.h"
+#include "mcp/protocol/metrics.h"
+#include "mcp/protocol/stdio_transport.h"
+#include "mcp/telemetry/gpu_sampler.h"
+#include "mcp/topics/tools.h"
+#include "skills/mcp_resources.h"
 
 namespace {
 
@@ -507,16 +507,17 @@ int main(int argc, char** argv) {
       "empty cluster.";
   server_options.tools = std::move(tools);
   if (!skills_dir.empty()) {
-    SkillResourceLoad skills = LoadSkillResources(skills_dir);
+    slurm_rca::skills::SkillResourceLoad runbooks =
+        slurm_rca::skills::LoadSkillResources(skills_dir);
     // An explicit --skills must work; the built-in default may be absent (an installed binary).
-    if (!skills.error.empty() && skills_opt->count() > 0) return Usage(skills.error);
-    if (!skills.error.empty()) {
-      std::cerr << "slurm-mcp: serving no skills: " << skills.error << "\n";
+    if (!runbooks.error.empty() && skills_opt->count() > 0) return Usage(runbooks.error);
+    if (!runbooks.error.empty()) {
+      std::cerr << "slurm-mcp: serving no skills: " << runbooks.error << "\n";
     }
-    for (const std::string& w : skills.warnings) {
+    for (const std::string& w : runbooks.warnings) {
       std::cerr << "slurm-mcp: skill not served: " << w << "\n";
     }
-    server_options.resources = std::move(skills.resources);
+    server_options.resources = std::move(runbooks.resources);
   }
   Server server(std::move(server_options));
   std::unique_ptr<MetricsServer> metrics_server;

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "mcp/replay_backend.h"
-#include "mcp/topics.h"
+#include "mcp/backend/replay_backend.h"
+#include "mcp/topics/topics.h"
 
 namespace slurm_rca::scenarios {
 

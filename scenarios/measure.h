@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "mcp/evidence.h"
-#include "mcp/topics.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/topics/topics.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::scenarios {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "mcp/replay_backend.h"
+#include "mcp/backend/replay_backend.h"
 #include "scenarios/validate.h"
 #include "scenarios/views.h"
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "base/strings.h"
-#include "mcp/topics.h"
+#include "mcp/topics/topics.h"
 #include "scenarios/measure.h"
 #include "scenarios/vocabulary.h"
 #include <re2/re2.h>

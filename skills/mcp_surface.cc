@@ -1,7 +1,7 @@
 #include "skills/mcp_surface.h"
 
-#include "mcp/tools.h"
-#include "mcp/topics.h"
+#include "mcp/topics/tools.h"
+#include "mcp/topics/topics.h"
 
 namespace slurm_rca::skills {
 

@@ -27,7 +27,7 @@
 #include <set>
 #include <thread>
 
-#include "mcp/topics.h"
+#include "mcp/topics/topics.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/live/mcp_child.h"

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <thread>
 
-#include "mcp/live_backend.h"
-#include "mcp/tools.h"
+#include "mcp/backend/live_backend.h"
+#include "mcp/topics/tools.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
 #include "tests/live_release.h"

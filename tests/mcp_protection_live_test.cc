@@ -23,7 +23,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "mcp/client.h"
+#include "mcp/protocol/client.h"
 #include "scenarios/live/ctld_load.h"
 #include "scenarios/live/lab.h"
 

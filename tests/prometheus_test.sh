@@ -8,7 +8,7 @@
 # exposition. Both processes are started here, tracked by PID and stopped by PID on exit.
 #
 # The bundle is synthetic (written below): the MCP topics' filter grammars are subsets of the
-# guard's (mcp/topics.cc), so no tool argument reaches a guard refusal on a live server; a
+# guard's (mcp/topics/topics.cc), so no tool argument reaches a guard refusal on a live server; a
 # refusal recorded as the guard words it ("DENIED <rule-id>: ...") is how a replay server answers
 # one.
 #

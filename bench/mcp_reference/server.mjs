@@ -137,7 +137,7 @@ function loadBundle(dir) {
 }
 const bundle = loadBundle(opts.bundle);
 
-// ------------------------------------------------------------------ topics (as mcp/topics.cc)
+// ------------------------------------------------------------------ topics (as mcp/topics/topics.cc)
 const NAME = { re: /^[A-Za-z0-9][A-Za-z0-9_.,:@+-]{0,127}$/, grammar: 'a comma-separated list of names' };
 const STATE = { re: /^[A-Za-z][A-Za-z_,]{0,127}$/, grammar: 'a comma-separated list of state names' };
 const HOSTLIST = { re: /^[A-Za-z0-9][A-Za-z0-9_.,:+\[\]-]{0,127}$/, grammar: 'a Slurm hostlist' };
@@ -185,7 +185,7 @@ function buildArgv(name, topic, filters) {
   return { argv };
 }
 
-// Lines, then '|': the same rules as ParseDelimited + CapRows in mcp/topics.cc.
+// Lines, then '|': the same rules as ParseDelimited + CapRows in mcp/topics/topics.cc.
 function parseDelimited(topic, text, maxRows) {
   const n = topic.columns.length;
   const rows = [];

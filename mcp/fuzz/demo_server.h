@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "mcp/replay_backend.h"
-#include "mcp/server.h"
-#include "mcp/skill_resources.h"
-#include "mcp/tools.h"
+#include "mcp/backend/replay_backend.h"
+#include "mcp/protocol/server.h"
+#include "mcp/topics/tools.h"
+#include "skills/mcp_resources.h"
 
 namespace slurm_rca::mcp::fuzz {
 
@@ -31,7 +31,7 @@ inline Server& DemoServer() {
     ServerOptions options;
     options.instructions = "fuzzing";
     options.tools = BuildTools(surface);
-    options.resources = LoadSkillResources(SLURM_RCA_SOURCE_DIR "/skills").resources;
+    options.resources = skills::LoadSkillResources(SLURM_RCA_SOURCE_DIR "/skills").resources;
     return new Server(std::move(options));
   }();
   return *server;

@@ -1,7 +1,7 @@
-// libFuzzer target for the fabric topic's readers of node files (mcp/fabric.h): a synthetic node
-// is built once in a temporary directory (HCA mlx5_0 port 1 behind uverbs0, a cgroup-v2 job and
-// a cgroup-v2 SLUID allocation whose slurmstepd title names its job), and each input rewrites the
-// files below, in this order, from its parts separated by byte 0x01:
+// libFuzzer target for the fabric topic's readers of node files (mcp/telemetry/fabric.h): a
+// synthetic node is built once in a temporary directory (HCA mlx5_0 port 1 behind uverbs0, a
+// cgroup-v2 job and a cgroup-v2 SLUID allocation whose slurmstepd title names its job), and each
+// input rewrites the files below, in this order, from its parts separated by byte 0x01:
 //   state, rate, link_layer, counters/port_xmit_data, counters/symbol_error,
 //   hw_counters/packet_seq_err, uverbs0/ibdev, the SLUID step's slurm/cgroup.procs, the title
 //   (/proc/<pid>/cmdline) of the stepd, the numeric job's cgroup.procs.
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mcp/fabric.h"
+#include "mcp/telemetry/fabric.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
-// libFuzzer target for gpu_idle's readers (mcp/gpu_idle.h), the parsers #9 asks to fuzz that the
-// topics target does not reach: ParseNvidiaSmiSample (the device and the compute-apps query),
-// ParseDcgmPage (a dcgm-exporter page), ParseRunningJobs (squeue's running jobs, with their
-// hostlists and TRES) and the judgement over what they parsed.
-// Input: byte 0 picks the reader; the rest is split at byte 0x01 into parts:
+// libFuzzer target for gpu_idle's readers (mcp/telemetry/gpu_idle.h), the parsers #9 asks to fuzz
+// that the topics target does not reach: ParseNvidiaSmiSample (the device and the compute-apps
+// query), ParseDcgmPage (a dcgm-exporter page), ParseRunningJobs (squeue's running jobs, with their
+// hostlists and TRES) and the judgement over what they parsed. Input: byte 0 picks the reader; the
+// rest is split at byte 0x01 into parts:
 //   0: device CSV, apps CSV    -> ParseNvidiaSmiSample for n01 (and with a failed apps read)
 //   1: page                    -> ParseDcgmPage for n01
 //   2: squeue rows, device CSV -> ParseRunningJobs, then JudgeGpuIdle over ten samples of n01
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "mcp/gpu_idle.h"
+#include "mcp/telemetry/gpu_idle.h"
 
 namespace {
 

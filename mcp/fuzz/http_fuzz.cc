@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "mcp/fuzz/demo_server.h"
-#include "mcp/http_transport.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/http_transport.h"
+#include "mcp/protocol/jsonrpc.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "mcp/fuzz/demo_server.h"
-#include "mcp/jsonrpc.h"
+#include "mcp/protocol/jsonrpc.h"
 
 namespace {
 

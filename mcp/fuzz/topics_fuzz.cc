@@ -1,4 +1,4 @@
-// libFuzzer target for every topic parser of slurm-mcp (mcp/topics.h): Slurm's delimited and
+// libFuzzer target for every topic parser of slurm-mcp (mcp/topics/topics.h): Slurm's delimited and
 // Key=Value output, sdiag, free text, daemon logs, nvidia-smi CSV (gpu, and gpu_health through
 // AssessGpuHealth) and the fabric report. Input: byte 0 picks the topic, byte 1 the caps and the
 // exit status given to AssessGpuHealth, then one line of filters `name=value` separated by tabs,
@@ -17,9 +17,9 @@
 
 #include "guard/check.h"
 #include "guard/corpus.h"
-#include "mcp/evidence.h"
-#include "mcp/gpu_health.h"
-#include "mcp/topics.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/telemetry/gpu_health.h"
+#include "mcp/topics/topics.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "mcp/client.h"
+#include "mcp/protocol/client.h"
 
 namespace slurm_rca::live {
 

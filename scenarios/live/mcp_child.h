@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mcp/client.h"
+#include "mcp/protocol/client.h"
 #include "scenarios/live/process.h"
 
 namespace slurm_rca::live {

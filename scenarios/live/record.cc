@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "mcp/live_backend.h"
-#include "mcp/topics.h"
+#include "mcp/backend/live_backend.h"
+#include "mcp/topics/topics.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/measure.h"

@@ -21,9 +21,9 @@
 #include <sstream>
 #include <thread>
 
-#include "mcp/live_backend.h"
-#include "mcp/replay_backend.h"
-#include "mcp/topics.h"
+#include "mcp/backend/live_backend.h"
+#include "mcp/backend/replay_backend.h"
+#include "mcp/topics/topics.h"
 #include "scenarios/live/capture.h"
 #include "scenarios/measure.h"
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "mcp/backend/live_backend.h"
 #include "scenarios/live/faults.h"
-#include "mcp/live_backend.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/scenario.h"
 

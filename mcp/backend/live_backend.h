@@ -1,0 +1,136 @@
+// LiveBackend: reads the running cluster through the guard, and protects slurmctld from the
+// agents that read it.
+//
+// Read(argv) does, in order:
+//   1. Guard::Check: a refused argv is kRefused with "DENIED <rule>: <reason>"; nothing runs.
+//   2. The TTL cache, process-wide and keyed by argv: a hit within cache_ttl_seconds is served
+//      with cached = true and its age, starts no process and spends no budget. Only kOk reads
+//      are cached: a failure may be transient and a timeout is a symptom that must be seen
+//      again, so neither is remembered.
+//   3. Single-flight: a read identical to one already running waits for it and gets its
+//      evidence (marked cached, since it started no process). This holds with the cache off too:
+//      N agents asking for squeue at the same moment cost slurmctld one RPC, not N.
+//   4. The rate budget: at most max_per_minute processes started over a sliding 60 s window.
+//   5. The concurrency bound: at most max_concurrent processes at once; a read waits for a slot
+//      up to slot_wait (default: the executor timeout), else it is refused as busy and its
+//      budget start is given back.
+//   6. Executor::Run, the only way a process starts (guard/run.h).
+// A read that fails, times out or is refused is "no evidence" with a cause, never an empty result.
+//
+//   LiveBackend live(LiveOptions{.clusters = {"rca"}});
+//   Evidence e = live.Read({"squeue", "--noheader"});
+//   if (!e.ok()) report(e.cause);
+//
+// ReadLog(daemon, lines) reads the tail of the configured log file directly: no process, no
+// cache, no budget. Thread-safe: every method may be called from several threads at once.
+#ifndef SLURM_RCA_MCP_BACKEND_LIVE_BACKEND_H_
+#define SLURM_RCA_MCP_BACKEND_LIVE_BACKEND_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "guard/check.h"
+#include "guard/run.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/protocol/metrics.h"
+#include "mcp/telemetry/fabric.h"
+
+namespace slurm_rca::mcp {
+
+struct LiveOptions {
+  guard::ExecutorOptions executor;
+  // Cluster names -M/--clusters may name (guard::GuardOptions::clusters).
+  std::vector<std::string> clusters;
+  // How long a successful read is reused, from when it finished. 0 disables the cache.
+  double cache_ttl_seconds = 10;
+  // Processes running at once. Values below 1 count as 1.
+  int max_concurrent = 2;
+  // Processes started over any 60 s. 0 disables the budget.
+  int max_per_minute = 60;
+  // How long a read waits for a free slot before it is refused as busy. Unset: the executor
+  // timeout.
+  std::optional<std::chrono::milliseconds> slot_wait;
+  // Daemon name (slurmctld, slurmdbd, slurmd) -> log file path, for ReadLog.
+  std::map<std::string, std::string> log_files;
+  // ReadLog reads at most this many bytes from the end of a log file.
+  std::size_t max_log_bytes = 1 << 20;
+  // Roots of the fabric topic's reads (sysfs, /proc, cgroups; allowlisted by path pattern).
+  FabricOptions fabric;
+  // nvidia-smi reads (gpu, gpu_health, gpu_idle's samples) are killed after this, or after the
+  // executor timeout when that is shorter: a query that has not answered in 10 s is a hang
+  // (shared/reference/telemetry-seeds.md §1.3, §2).
+  std::chrono::milliseconds nvidia_smi_timeout{10000};
+  // Counts cache hits and misses, single-flight merges, budget refusals and the processes started
+  // (mcp/protocol/metrics.h). Not owned; must outlive the back-end. Null: nothing is counted.
+  Metrics* metrics = nullptr;
+};
+
+class LiveBackend : public Backend {
+ public:
+  // Resolves the programs once (guard::Executor); never fails: unusable programs are reported by
+  // Read() as kUnavailable.
+  explicit LiveBackend(LiveOptions options);
+  ~LiveBackend() override;
+
+  std::string Label() const override { return "live"; }
+  Evidence Read(const std::vector<std::string>& argv) override;
+  // lines <= 0: every whole line within max_log_bytes.
+  Evidence ReadLog(const std::string& daemon, int lines) override;
+  // Reads the fabric files under options().fabric directly: no process, no cache, no budget.
+  Evidence ReadFabric() override;
+
+  // Processes started so far (cache hits, followers and refusals start none).
+  std::uint64_t reads_started() const;
+  // Every program the executor resolved, with its last read (evidence.h, ProgramReads).
+  std::vector<ProgramReads> LastReads() const override;
+  const LiveOptions& options() const { return options_; }
+
+ private:
+  struct Flight;
+  struct CacheEntry {
+    Evidence evidence;
+    std::chrono::steady_clock::time_point stored;
+  };
+
+  // Budget, slot, run, label. Called by the one reader that leads a flight, without mu_.
+  Evidence Lead(const guard::Approved& approved);
+  // Takes a budget start (at *start); on refusal returns the cause.
+  std::optional<std::string> Admit(std::chrono::steady_clock::time_point* start);
+  void GiveBackStart(std::chrono::steady_clock::time_point start);
+  bool AcquireSlot();
+  void ReleaseSlot();
+  void PurgeExpiredLocked(std::chrono::steady_clock::time_point now);
+  // Records a read that ran, or found its program unable to run, as the program's last read.
+  void Remember(const std::string& program, const Evidence& e);
+
+  const LiveOptions options_;
+  const guard::Guard guard_;
+  const guard::Executor executor_;
+  const guard::Executor nvidia_smi_executor_;  // executor_ with nvidia_smi_timeout
+  const std::chrono::milliseconds slot_wait_;
+  const int max_concurrent_;
+
+  mutable std::mutex mu_;  // cache_, flights_, starts_, started_, last_reads_
+  std::map<std::vector<std::string>, CacheEntry> cache_;
+  std::map<std::vector<std::string>, std::shared_ptr<Flight>> flights_;
+  std::deque<std::chrono::steady_clock::time_point> starts_;  // within the last 60 s
+  std::uint64_t started_ = 0;
+  std::map<std::string, ProgramReads> last_reads_;  // by program, every resolved one
+
+  std::mutex slot_mu_;
+  std::condition_variable slot_cv_;
+  int running_ = 0;
+};
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_BACKEND_LIVE_BACKEND_H_

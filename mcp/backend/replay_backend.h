@@ -1,0 +1,86 @@
+// ReplayBackend: serves an evidence bundle recorded from a live cluster, so that agents can be
+// run, tested and graded without Slurm.
+//
+// A bundle is a directory with manifest.json and the recorded stdout/stderr files next to it
+// (format "slurm-rca-evidence/1", documented in fixtures/README.md). It holds one or more
+// snapshots, each taken at an offset (seconds) into a scenario. Read(argv) answers from the
+// selected snapshot exactly as recorded: a recorded timeout is a timeout, a recorded failure a
+// failure, with their causes. An argv the snapshot does not hold is kUnavailable, never an empty
+// result. No process is ever started.
+//
+//   std::string error;
+//   std::unique_ptr<ReplayBackend> replay = ReplayBackend::Open("fixtures/db-freeze", &error);
+//   if (!replay) die(error);        // names the file and the field at fault
+//   replay->SetOffset(120);         // the latest snapshot taken at or before 120 s
+//   Evidence e = replay->Read({"squeue", "--noheader"});
+//
+// Thread-safe: SetOffset may race with Read; each Read sees one snapshot.
+#ifndef SLURM_RCA_MCP_BACKEND_REPLAY_BACKEND_H_
+#define SLURM_RCA_MCP_BACKEND_REPLAY_BACKEND_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mcp/evidence/evidence.h"
+
+namespace slurm_rca::mcp {
+
+inline constexpr char kEvidenceBundleFormat[] = "slurm-rca-evidence/1";
+// Revision 2 adds the optional top-level `trials` object (fixtures/README.md): the timing of
+// every recorded trial of a scenario, of which the bundle keeps the reads of one.
+inline constexpr char kEvidenceBundleFormat2[] = "slurm-rca-evidence/2";
+
+class ReplayBackend : public Backend {
+ public:
+  struct Snapshot {
+    double offset_seconds = 0;
+    std::string taken_at;
+    // Recorded evidence by argv: outcome, exit_code, out, err, seconds, cause, evidence_time
+    // (= taken_at) and source ("replay") as Read returns them.
+    std::map<std::vector<std::string>, Evidence> reads;
+  };
+
+  // Loads and validates the whole bundle. nullptr and *error (naming the file and the field)
+  // when anything is missing, mistyped or inconsistent.
+  static std::unique_ptr<ReplayBackend> Open(const std::string& dir, std::string* error);
+
+  std::string Label() const override { return "replay"; }
+  Evidence Read(const std::vector<std::string>& argv) override;
+  // The recorded read {"log", daemon}, cut to its last `lines` lines (all when lines <= 0).
+  Evidence ReadLog(const std::string& daemon, int lines) override;
+
+  // Selects the latest snapshot taken at or before offset_seconds. Before the first snapshot,
+  // every read is kUnavailable. Default: the last snapshot.
+  void SetOffset(double offset_seconds);
+
+  const std::string& slurm_version() const { return slurm_version_; }
+  const std::string& scenario() const { return scenario_; }
+  // "clean" or "busy" when the manifest says which background it was recorded on, else "".
+  const std::string& profile() const { return profile_; }
+  const std::string& recorded_at() const { return recorded_at_; }
+  // The `trials` object as JSON text (revision 2), empty when absent.
+  const std::string& trials_json() const { return trials_json_; }
+  const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  // Index of the selected snapshot, -1 when the offset is before the first.
+  int selected() const { return selected_.load(); }
+
+ private:
+  ReplayBackend() = default;
+
+  std::string dir_;
+  std::string slurm_version_;
+  std::string scenario_;
+  std::string profile_;
+  std::string recorded_at_;
+  std::string trials_json_;
+  std::vector<Snapshot> snapshots_;  // strictly increasing offsets
+  std::atomic<int> selected_{-1};
+  std::atomic<double> offset_{0};
+};
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_BACKEND_REPLAY_BACKEND_H_

@@ -1,0 +1,653 @@
+#include "mcp/protocol/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <httplib.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string_view>
+
+namespace slurm_rca::mcp {
+
+Status RpcError(int code, std::string message, const Json& data) {
+  return Status::RpcError(code, std::move(message), data.is_null() ? "" : data.dump());
+}
+
+Json RpcData(const Status& status) {
+  if (status.code() != Status::Code::kRpcError || status.payload().empty()) return nullptr;
+  return Json::parse(status.payload(), nullptr, /*allow_exceptions=*/false);
+}
+
+namespace {
+
+// A line from the server longer than this is dropped (its request then times out).
+constexpr std::size_t kMaxLineBytes = 64u << 20;
+// An HTTP response body longer than this is refused.
+constexpr std::size_t kMaxBodyBytes = 64u << 20;
+
+const char* const kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+// Writes all of `data`. A server that went away yields EPIPE here rather than a SIGPIPE that
+// would kill the caller: the signal is blocked for this thread and a pending one is consumed.
+bool WriteAll(int fd, std::string_view data) {
+  sigset_t pipe_set;
+  sigset_t old_set;
+  sigset_t pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  bool ok = true;
+  int error = 0;
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      error = errno;
+      break;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (!ok && error == EPIPE && !was_pending) {
+    struct timespec zero {};
+    sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = error;
+  return ok;
+}
+
+// Calls a user callback; what it throws must not end the reading thread.
+void Deliver(const NotificationHandler& handler, const Json& notification) {
+  if (!handler) return;
+  try {
+    handler(notification);
+  } catch (...) {
+  }
+}
+
+std::string Millis(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+// Incremental text/event-stream parser: feed bytes, get each event's data.
+class SseParser {
+ public:
+  template <typename OnData>
+  void Feed(std::string_view bytes, OnData&& on_data) {
+    buffer_.append(bytes);
+    std::size_t start = 0;
+    for (;;) {
+      std::size_t end = buffer_.find('\n', start);
+      if (end == std::string::npos) break;
+      std::string_view line(buffer_.data() + start, end - start);
+      start = end + 1;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.empty()) {  // end of event
+        if (has_data_) on_data(data_);
+        data_.clear();
+        has_data_ = false;
+        continue;
+      }
+      if (line.front() == ':') continue;  // comment (keep-alive)
+      std::size_t colon = line.find(':');
+      std::string_view field = line.substr(0, colon);
+      std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
+      if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      if (field == "data") {
+        if (has_data_) data_.push_back('\n');
+        data_.append(value);
+        has_data_ = true;
+      }
+      // id, event and retry need no action: resumption is not implemented.
+    }
+    buffer_.erase(0, start);
+  }
+  std::size_t buffered() const { return buffer_.size() + data_.size(); }
+
+ private:
+  std::string buffer_;
+  std::string data_;
+  bool has_data_ = false;
+};
+
+}  // namespace
+
+// ---- StdioClientTransport ----
+
+StdioClientTransport::StdioClientTransport(int read_fd, int write_fd)
+    : read_fd_(read_fd), write_fd_(write_fd) {
+  if (::pipe2(wake_, O_CLOEXEC) != 0) {
+    wake_[0] = wake_[1] = -1;
+    ended_ = std::string("cannot create the wake-up pipe: ") + strerror(errno);
+    return;
+  }
+  reader_ = std::thread([this] { ReadLoop(); });
+}
+
+StdioClientTransport::~StdioClientTransport() {
+  Close();
+  if (wake_[0] >= 0) ::close(wake_[0]);
+  if (wake_[1] >= 0) ::close(wake_[1]);
+}
+
+void StdioClientTransport::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+  }
+  cv_.notify_all();
+  if (wake_[1] >= 0) {
+    char byte = 'x';
+    while (::write(wake_[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+}
+
+void StdioClientTransport::SetNotificationHandler(NotificationHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  handler_ = std::move(handler);
+}
+
+Status StdioClientTransport::WriteLine(const Json& message) {
+  std::string line = Serialize(message);
+  line.push_back('\n');
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (!WriteAll(write_fd_, line)) {
+    return RpcError(kTransportError,
+                         std::string("cannot write to the server: ") + strerror(errno));
+  }
+  return Status();
+}
+
+Status StdioClientTransport::Notify(const Json& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return RpcError(kTransportError, "transport closed");
+  }
+  return WriteLine(message);
+}
+
+Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::milliseconds timeout) {
+  if (!request.is_object() || !IsValidId(request.value("id", Json()))) {
+    return RpcError(kTransportError, "a request needs a string or integer id");
+  }
+  const std::string key = Serialize(request["id"]);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return RpcError(kTransportError, "transport closed");
+    if (!ended_.empty()) return RpcError(kTransportError, ended_);
+    if (pending_.count(key)) return RpcError(kTransportError, "duplicate request id " + key);
+    pending_[key] = std::nullopt;
+  }
+  Status written = WriteLine(request);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!written.ok()) {
+    pending_.erase(key);
+    return written;
+  }
+  cv_.wait_for(lock, timeout, [&] {
+    auto it = pending_.find(key);
+    return (it != pending_.end() && it->second.has_value()) || !ended_.empty() || closed_;
+  });
+  auto node = pending_.extract(key);
+  if (!node.empty() && node.mapped().has_value()) return std::move(*node.mapped());
+  if (!ended_.empty()) return RpcError(kTransportError, ended_);
+  if (closed_) return RpcError(kTransportError, "transport closed");
+  return RpcError(kRequestTimeout, "no response within " + Millis(timeout));
+}
+
+void StdioClientTransport::ReadLoop() {
+  std::string line;
+  bool skipping = false;
+  char chunk[1 << 16];
+  std::string why;
+  for (;;) {
+    struct pollfd fds[2] = {{read_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    int r = ::poll(fds, 2, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      why = std::string("poll failed: ") + strerror(errno);
+      break;
+    }
+    if (fds[1].revents != 0) {
+      why = "transport closed";
+      break;
+    }
+    if (fds[0].revents == 0) continue;
+    ssize_t n = ::read(read_fd_, chunk, sizeof(chunk));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) {
+      why = std::string("cannot read from the server: ") + strerror(errno);
+      break;
+    }
+    if (n == 0) {
+      why = "the server closed its output (EOF)";
+      break;
+    }
+    std::string_view data(chunk, static_cast<std::size_t>(n));
+    while (!data.empty()) {
+      std::size_t newline = data.find('\n');
+      std::string_view piece = data.substr(0, newline);
+      if (!skipping) {
+        if (line.size() + piece.size() > kMaxLineBytes) {
+          line.clear();
+          skipping = true;
+        } else {
+          line.append(piece);
+        }
+      }
+      if (newline == std::string_view::npos) break;
+      data.remove_prefix(newline + 1);
+      if (!skipping) Dispatch(line);
+      line.clear();
+      skipping = false;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = why;
+  }
+  cv_.notify_all();
+}
+
+void StdioClientTransport::Dispatch(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return;
+  ParsedMessage parsed = ParseMessage(line);
+  if (!parsed.ok()) return;  // not ours to answer: a server never sends us garbage on purpose
+  const Message& m = *parsed.message;
+  switch (m.kind) {
+    case Message::Kind::kResponse: {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_.find(Serialize(m.id));
+        if (it == pending_.end()) return;  // late answer to a request that timed out
+        Json response = {{"jsonrpc", "2.0"}, {"id", m.id}};
+        if (m.error.is_null()) {
+          response["result"] = m.result;
+        } else {
+          response["error"] = m.error;
+        }
+        it->second = std::move(response);
+      }
+      cv_.notify_all();
+      return;
+    }
+    case Message::Kind::kNotification: {
+      NotificationHandler handler;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        handler = handler_;
+      }
+      Deliver(handler, MakeNotification(m.method, m.params));
+      return;
+    }
+    case Message::Kind::kRequest:
+      // The only server-to-client request we support is ping; others are refused.
+      if (m.method == "ping") {
+        WriteLine(MakeResult(m.id, Json::object()));
+      } else {
+        WriteLine(MakeError(m.id, kMethodNotFound, "Method not found: " + m.method));
+      }
+      return;
+  }
+}
+
+// ---- HttpClientTransport ----
+
+HttpClientTransport::HttpClientTransport(std::string host, int port, std::string path,
+                                         std::optional<std::string> bearer_token)
+    : host_(std::move(host)),
+      port_(port),
+      path_(std::move(path)),
+      bearer_token_(std::move(bearer_token)) {}
+
+HttpClientTransport::~HttpClientTransport() { Close(); }
+
+void HttpClientTransport::SetNotificationHandler(NotificationHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  handler_ = std::move(handler);
+}
+
+void HttpClientTransport::SetProtocolVersion(const std::string& version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  protocol_version_ = version;
+}
+
+std::string HttpClientTransport::session_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_id_;
+}
+
+void HttpClientTransport::Close() {
+  std::string session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    session = session_id_;
+  }
+  if (session.empty()) return;
+  httplib::Client cli(host_, port_);
+  cli.set_connection_timeout(std::chrono::seconds(2));
+  cli.set_read_timeout(std::chrono::seconds(2));
+  httplib::Headers headers = {{"Mcp-Session-Id", session}};
+  if (bearer_token_) headers.emplace("Authorization", "Bearer " + *bearer_token_);
+  cli.Delete(path_, headers);  // 200, 204 or 405: all fine; failures change nothing here
+}
+
+Result<Json> HttpClientTransport::Request(const Json& request, std::chrono::milliseconds timeout) {
+  if (!request.is_object() || !IsValidId(request.value("id", Json()))) {
+    return RpcError(kTransportError, "a request needs a string or integer id");
+  }
+  return Post(request, request["id"], timeout);
+}
+
+Status HttpClientTransport::Notify(const Json& message) {
+  Result<Json> r = Post(message, nullptr, std::chrono::seconds(10));
+  return r.ok() ? Status() : r.status();
+}
+
+Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
+                                       std::chrono::milliseconds timeout) {
+  std::string session;
+  std::string version;
+  NotificationHandler handler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return RpcError(kTransportError, "transport closed");
+    session = session_id_;
+    version = protocol_version_;
+    handler = handler_;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+
+  // A fresh connection per message keeps concurrent requests independent.
+  httplib::Client cli(host_, port_);
+  cli.set_connection_timeout(std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5)));
+  cli.set_read_timeout(timeout);
+  cli.set_write_timeout(timeout);
+
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path_;
+  req.body = Serialize(message);
+  req.set_header("Content-Type", "application/json");
+  req.set_header("Accept", "application/json, text/event-stream");
+  if (!session.empty()) req.set_header("Mcp-Session-Id", session);
+  if (!version.empty()) req.set_header("MCP-Protocol-Version", version);
+  if (bearer_token_) req.set_header("Authorization", "Bearer " + *bearer_token_);
+
+  bool sse = false;
+  bool too_big = false;
+  bool timed_out = false;
+  std::string body;
+  SseParser parser;
+  std::optional<Json> response;
+  req.response_handler = [&](const httplib::Response& r) {
+    sse = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
+    std::string issued = r.get_header_value("Mcp-Session-Id");
+    if (!issued.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      session_id_ = issued;
+    }
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t length, uint64_t, uint64_t) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      timed_out = true;
+      return false;
+    }
+    if (!sse) {
+      if (body.size() + length > kMaxBodyBytes) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, length);
+      return true;
+    }
+    parser.Feed(std::string_view(data, length), [&](const std::string& event) {
+      ParsedMessage p = ParseMessage(event);
+      if (!p.ok()) return;
+      const Message& m = *p.message;
+      if (m.kind == Message::Kind::kNotification) {
+        Deliver(handler, MakeNotification(m.method, m.params));
+      } else if (m.kind == Message::Kind::kResponse && m.id == id) {
+        response = Json::parse(event);
+      }
+    });
+    if (parser.buffered() > kMaxBodyBytes) {
+      too_big = true;
+      return false;
+    }
+    return !response.has_value();  // the response ends the exchange
+  };
+
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  const bool sent = cli.send(req, res, error);
+  if (response) return std::move(*response);
+  if (timed_out || std::chrono::steady_clock::now() > deadline) {
+    return RpcError(kRequestTimeout, "no response within " + Millis(timeout));
+  }
+  if (too_big) return RpcError(kTransportError, "response larger than 64 MiB");
+  if (!sent) {
+    return RpcError(kTransportError, "HTTP request to " + host_ + ":" + std::to_string(port_) +
+                                              path_ + " failed: " + httplib::to_string(error));
+  }
+  const Json http = {{"httpStatus", res.status}};
+  if (res.status == 202 && id.is_null()) return Json(nullptr);  // notification accepted
+  if (res.status >= 200 && res.status < 300 && !sse && !id.is_null()) {
+    ParsedMessage p = ParseMessage(body);
+    if (p.ok() && p.message->kind == Message::Kind::kResponse && p.message->id == id) {
+      return Json::parse(body);
+    }
+    return RpcError(kTransportError, "the server's reply is not the response to this request",
+                         http);
+  }
+  if (res.status >= 200 && res.status < 300) {
+    return RpcError(kTransportError,
+                         sse ? "the event stream ended before the response"
+                             : "HTTP " + std::to_string(res.status) + " without a response",
+                         http);
+  }
+  // An error status may carry a JSON-RPC error; its message is the most useful one.
+  std::string why = "HTTP " + std::to_string(res.status);
+  if (res.status == 404 && !session.empty()) why += " (session expired: initialize again)";
+  ParsedMessage p = ParseMessage(body);
+  if (p.ok() && p.message->kind == Message::Kind::kResponse && p.message->error.is_object()) {
+    why += ": " + p.message->error.value("message", std::string());
+  } else if (!p.ok() && p.error.is_object() && body.size() < 1000) {
+    why += body.empty() ? "" : ": " + body;
+  }
+  return RpcError(kTransportError, why, http);
+}
+
+// ---- Client ----
+
+std::string ToolCallResult::Text() const {
+  std::string text;
+  if (!content.is_array()) return text;
+  for (const Json& block : content) {
+    if (!block.is_object() || block.value("type", Json()) != "text") continue;
+    auto t = block.find("text");
+    if (t == block.end() || !t->is_string()) continue;
+    if (!text.empty()) text.push_back('\n');
+    text += t->get_ref<const std::string&>();
+  }
+  return text;
+}
+
+Client::Client(std::unique_ptr<ClientTransport> transport, ClientOptions options)
+    : transport_(std::move(transport)), options_(std::move(options)) {
+  transport_->SetNotificationHandler([this](const Json& n) { OnNotification(n); });
+}
+
+Client::~Client() {
+  transport_->Close();
+  transport_->SetNotificationHandler(nullptr);
+}
+
+void Client::OnNotification(const Json& notification) {
+  if (notification.value("method", Json()) == "notifications/progress") {
+    const Json params = notification.value("params", Json::object());
+    ProgressCallback callback;
+    if (params.is_object() && params.contains("progressToken")) {
+      std::lock_guard<std::mutex> lock(progress_mu_);
+      auto it = progress_.find(Serialize(params["progressToken"]));
+      if (it != progress_.end()) callback = it->second;
+    }
+    auto progress = params.find("progress");
+    if (callback && progress != params.end() && progress->is_number()) {
+      std::optional<double> total;
+      auto t = params.find("total");
+      if (t != params.end() && t->is_number()) total = t->get<double>();
+      auto message = params.find("message");
+      callback(progress->get<double>(), total,
+               message != params.end() && message->is_string() ? message->get<std::string>()
+                                                               : std::string());
+    }
+  }
+  if (options_.on_notification) options_.on_notification(notification);
+}
+
+Result<Json> Client::Call(const std::string& method, Json params,
+                          std::optional<std::chrono::milliseconds> timeout) {
+  const Json id = next_id_.fetch_add(1);
+  Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) request["params"] = std::move(params);
+  Result<Json> r = transport_->Request(request, timeout.value_or(options_.timeout));
+  if (!r.ok()) {
+    if (r.status().rpc_code() == kRequestTimeout && method != "initialize") {
+      Notify("notifications/cancelled", {{"requestId", id}, {"reason", "request timed out"}});
+    }
+    return r.status();
+  }
+  const Json& response = r.value();
+  auto error = response.find("error");
+  if (error != response.end() && error->is_object()) {
+    auto code = error->find("code");
+    auto message = error->find("message");
+    return RpcError(
+        code != error->end() && code->is_number_integer() ? code->get<int>() : kInternalError,
+        message != error->end() && message->is_string() ? message->get<std::string>()
+                                                        : std::string("error without a message"),
+        error->value("data", Json()));
+  }
+  auto result = response.find("result");
+  if (result == response.end()) {
+    return RpcError(kTransportError, method + ": response without a result");
+  }
+  return *result;
+}
+
+Status Client::Notify(const std::string& method, Json params) {
+  return transport_->Notify(MakeNotification(method, std::move(params)));
+}
+
+Result<InitializeResult> Client::Initialize(const std::string& client_name,
+                                            const std::string& client_version) {
+  Json params = {{"protocolVersion", options_.protocol_version},
+                 {"capabilities", Json::object()},
+                 {"clientInfo", {{"name", client_name}, {"version", client_version}}}};
+  Result<Json> r = Call("initialize", std::move(params));
+  if (!r.ok()) return r.status();
+  const Json& result = r.value();
+  if (!result.is_object() || !result.contains("protocolVersion") ||
+      !result["protocolVersion"].is_string()) {
+    return RpcError(kTransportError, "initialize: result without protocolVersion");
+  }
+  InitializeResult init;
+  init.protocol_version = result["protocolVersion"].get<std::string>();
+  bool supported = false;
+  for (const char* v : kSupportedVersions) supported = supported || init.protocol_version == v;
+  if (!supported) {
+    return RpcError(kTransportError, "initialize: the server chose protocol " +
+                                              init.protocol_version +
+                                              ", which this client does not speak");
+  }
+  init.server_info = result.value("serverInfo", Json::object());
+  init.capabilities = result.value("capabilities", Json::object());
+  auto instructions = result.find("instructions");
+  if (instructions != result.end() && instructions->is_string()) {
+    init.instructions = instructions->get<std::string>();
+  }
+  protocol_version_ = init.protocol_version;
+  transport_->SetProtocolVersion(protocol_version_);
+  Status s = Notify("notifications/initialized", nullptr);
+  if (!s.ok()) return s;
+  return init;
+}
+
+Result<std::vector<Json>> Client::ListTools() {
+  std::vector<Json> tools;
+  Json cursor;
+  for (int page = 0; page < 1000; ++page) {
+    Json params = Json::object();
+    if (!cursor.is_null()) params["cursor"] = cursor;
+    Result<Json> r = Call("tools/list", std::move(params));
+    if (!r.ok()) return r.status();
+    const Json& result = r.value();
+    if (!result.is_object() || !result.contains("tools") || !result["tools"].is_array()) {
+      return RpcError(kTransportError, "tools/list: result without a tools array");
+    }
+    for (const Json& t : result["tools"]) tools.push_back(t);
+    auto next = result.find("nextCursor");
+    if (next == result.end() || !next->is_string()) return tools;
+    cursor = *next;
+  }
+  return RpcError(kTransportError, "tools/list: more than 1000 pages");
+}
+
+Result<ToolCallResult> Client::CallTool(const std::string& name, const Json& arguments,
+                                        ProgressCallback on_progress,
+                                        std::optional<std::chrono::milliseconds> timeout) {
+  Json params = {{"name", name}, {"arguments", arguments.is_null() ? Json::object() : arguments}};
+  std::string token_key;
+  if (on_progress) {
+    const Json token = "progress-" + std::to_string(next_id_.fetch_add(1));
+    token_key = Serialize(token);
+    params["_meta"] = {{"progressToken", token}};
+    std::lock_guard<std::mutex> lock(progress_mu_);
+    progress_[token_key] = std::move(on_progress);
+  }
+  Result<Json> r = Call("tools/call", std::move(params), timeout);
+  if (!token_key.empty()) {
+    std::lock_guard<std::mutex> lock(progress_mu_);
+    progress_.erase(token_key);
+  }
+  if (!r.ok()) return r.status();
+  const Json& result = r.value();
+  if (!result.is_object() || !result.contains("content") || !result["content"].is_array()) {
+    return RpcError(kTransportError, "tools/call: result without a content array");
+  }
+  ToolCallResult call;
+  call.content = result["content"];
+  auto is_error = result.find("isError");
+  call.is_error = is_error != result.end() && is_error->is_boolean() && is_error->get<bool>();
+  auto structured = result.find("structuredContent");
+  if (structured != result.end() && !structured->is_null()) call.structured = *structured;
+  return call;
+}
+
+Status Client::Ping() {
+  Result<Json> r = Call("ping", nullptr);
+  if (!r.ok()) return r.status();
+  if (!r.value().is_object()) return RpcError(kTransportError, "ping: result is not {}");
+  return Status();
+}
+
+Status Client::SetLogLevel(const std::string& level) {
+  Result<Json> r = Call("logging/setLevel", {{"level", level}});
+  return r.ok() ? Status() : r.status();
+}
+
+}  // namespace slurm_rca::mcp

@@ -1,0 +1,209 @@
+// A C++ MCP client (2025-11-25, negotiating down like the server), for tests and agents.
+//
+// A Client speaks the protocol over a ClientTransport: StdioClientTransport talks to a server
+// through a pair of file descriptors the caller already has (it never starts a process: the
+// caller starts the server outside the read path and hands over pipes), HttpClientTransport
+// talks Streamable HTTP (JSON or SSE responses, Mcp-Session-Id, MCP-Protocol-Version, optional
+// bearer token).
+//
+//   Client client(std::make_unique<StdioClientTransport>(from_server_fd, to_server_fd));
+//   Result<InitializeResult> init = client.Initialize("rca-agent", "0.1.0");
+//   if (!init.ok()) return Fail(init.status().ToString());
+//   Result<ToolCallResult> r = client.CallTool("slurm_query", {{"topic", "queue"}},
+//       [](double p, std::optional<double> total, const std::string& msg) { ... });
+//   if (r.ok() && !r->is_error) Use(r->structured);
+//
+// Errors are values: nothing throws out of this API. A JSON-RPC error from the server keeps its
+// code and message; a transport failure is kTransportError (-32000), an expired per-request
+// timeout kRequestTimeout (-32001, and notifications/cancelled is sent for the request). A tool
+// that fails is not an error of the call: it is a ToolCallResult with is_error set.
+//
+// Threads: requests may be issued from several threads at once. Notification and progress
+// callbacks run on the transport's reading thread (stdio) or the requesting thread (HTTP); they
+// must not issue requests themselves.
+#ifndef SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
+#define SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "mcp/protocol/jsonrpc.h"
+
+namespace slurm_rca::mcp {
+
+inline constexpr int kTransportError = -32000;  // I/O failure, EOF, HTTP status, bad reply
+inline constexpr int kRequestTimeout = -32001;  // no response within the request's timeout
+
+// Errors as values (base/status.h). A JSON-RPC error, or a transport failure named by one of the
+// codes above, is an RpcError status: its code is rpc_code(), its data (e.g. {"httpStatus": 404})
+// the payload, read back with RpcData.
+using Status = base::Status;
+template <typename T>
+using Result = base::Result<T>;
+
+Status RpcError(int code, std::string message, const Json& data = nullptr);
+// The data of an RpcError status; null when it had none or is another kind.
+Json RpcData(const Status& status);
+
+using NotificationHandler = std::function<void(const Json& notification)>;
+
+// Moves JSON-RPC messages to and from one server.
+class ClientTransport {
+ public:
+  virtual ~ClientTransport() = default;
+  // Sends a request and waits up to `timeout` for the response carrying its id. Returns the whole
+  // response message (result or error), or a transport Status.
+  virtual Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) = 0;
+  // Sends a notification (or a response); nothing comes back.
+  virtual Status Notify(const Json& message) = 0;
+  // Receives every notification the server sends. Set before the first request.
+  virtual void SetNotificationHandler(NotificationHandler handler) = 0;
+  // The negotiated revision (HTTP sends it as MCP-Protocol-Version on later requests).
+  virtual void SetProtocolVersion(const std::string& version) {}
+  // Ends the connection; later requests fail. Idempotent.
+  virtual void Close() {}
+};
+
+// Newline-delimited JSON over two descriptors (the server's stdout and stdin). It neither opens
+// nor closes them: close write_fd after Close() (or destruction) to tell the server to exit.
+// A reading thread runs from construction to Close(); it answers the server's pings.
+class StdioClientTransport : public ClientTransport {
+ public:
+  StdioClientTransport(int read_fd, int write_fd);
+  ~StdioClientTransport() override;
+  StdioClientTransport(const StdioClientTransport&) = delete;
+  StdioClientTransport& operator=(const StdioClientTransport&) = delete;
+
+  Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
+  Status Notify(const Json& message) override;
+  void SetNotificationHandler(NotificationHandler handler) override;
+  void Close() override;
+
+ private:
+  void ReadLoop();
+  void Dispatch(std::string_view line);
+  Status WriteLine(const Json& message);
+
+  const int read_fd_;
+  const int write_fd_;
+  int wake_[2] = {-1, -1};  // a pipe that tells the reading thread to stop
+  std::thread reader_;
+
+  std::mutex write_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::optional<Json>> pending_;  // serialized id -> response
+  NotificationHandler handler_;
+  bool closed_ = false;  // Close() was called
+  std::string ended_;    // why reading stopped (EOF, error), empty while it runs
+};
+
+// Streamable HTTP (one POST per message) with cpp-httplib. Plain HTTP only.
+class HttpClientTransport : public ClientTransport {
+ public:
+  HttpClientTransport(std::string host, int port, std::string path = "/mcp",
+                      std::optional<std::string> bearer_token = std::nullopt);
+  ~HttpClientTransport() override;
+
+  Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
+  Status Notify(const Json& message) override;
+  void SetNotificationHandler(NotificationHandler handler) override;
+  void SetProtocolVersion(const std::string& version) override;
+  // Ends the session with DELETE when the server issued one (405 is accepted).
+  void Close() override;
+
+  std::string session_id() const;
+
+ private:
+  // POSTs one message; `id` is the request id awaited, or null for a notification.
+  Result<Json> Post(const Json& message, const Json& id, std::chrono::milliseconds timeout);
+
+  const std::string host_;
+  const int port_;
+  const std::string path_;
+  const std::optional<std::string> bearer_token_;
+  mutable std::mutex mu_;
+  std::string session_id_;
+  std::string protocol_version_;
+  NotificationHandler handler_;
+  bool closed_ = false;
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds timeout{60000};     // per request, unless a call says otherwise
+  std::string protocol_version = "2025-11-25";  // requested in initialize
+  NotificationHandler on_notification;          // every notification the server sends
+};
+
+struct InitializeResult {
+  std::string protocol_version;  // negotiated
+  Json server_info;              // {name, title?, version}
+  Json capabilities;
+  std::string instructions;
+};
+
+struct ToolCallResult {
+  Json content = Json::array();
+  std::optional<Json> structured;  // structuredContent
+  bool is_error = false;
+  std::string Text() const;  // the text blocks of content, joined by newlines
+};
+
+// progress strictly increases; total and message are optional.
+using ProgressCallback =
+    std::function<void(double progress, std::optional<double> total, const std::string& message)>;
+
+class Client {
+ public:
+  explicit Client(std::unique_ptr<ClientTransport> transport, ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // initialize, then notifications/initialized. Fails when the server picks a revision this
+  // client does not speak.
+  Result<InitializeResult> Initialize(const std::string& client_name,
+                                      const std::string& client_version);
+  // Every tool, following nextCursor.
+  Result<std::vector<Json>> ListTools();
+  // `on_progress` (when set) adds a progressToken and receives notifications/progress.
+  Result<ToolCallResult> CallTool(const std::string& name, const Json& arguments,
+                                  ProgressCallback on_progress = nullptr,
+                                  std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  Status Ping();
+  Status SetLogLevel(const std::string& level);
+
+  // Any request: its result, or the server's error as a Status. On timeout the request is
+  // cancelled with notifications/cancelled.
+  Result<Json> Call(const std::string& method, Json params,
+                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  Status Notify(const std::string& method, Json params);
+
+  const std::string& protocol_version() const { return protocol_version_; }
+  ClientTransport& transport() { return *transport_; }
+
+ private:
+  void OnNotification(const Json& notification);
+
+  std::unique_ptr<ClientTransport> transport_;
+  ClientOptions options_;
+  std::atomic<long long> next_id_{1};
+  std::string protocol_version_;
+  std::mutex progress_mu_;
+  std::map<std::string, ProgressCallback> progress_;  // serialized token -> callback
+};
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_PROTOCOL_CLIENT_H_

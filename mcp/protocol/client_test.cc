@@ -1,0 +1,441 @@
+// The C++ client against RunStdio over pipes, against a scripted peer (for what a correct server
+// never does), and its HTTP transport against a minimal Streamable HTTP front built here on
+// cpp-httplib (the real HTTP transport has its own tests).
+#include "mcp/protocol/client.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "mcp/protocol/stdio_transport.h"
+#include "mcp/protocol/test_tools.h"
+
+namespace slurm_rca::mcp {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// RunStdio on a thread and a Client wired to it through two pipes.
+class StdioPair {
+ public:
+  explicit StdioPair(ClientOptions options = {}) : server_(testing_tools::Options()) {
+    EXPECT_EQ(::pipe2(to_server_, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(from_server_, O_CLOEXEC), 0);
+    runner_ = std::thread([this] { RunStdio(server_, to_server_[0], from_server_[1]); });
+    client_ = std::make_unique<Client>(
+        std::make_unique<StdioClientTransport>(from_server_[0], to_server_[1]), options);
+  }
+  ~StdioPair() {
+    StopServer();
+    client_.reset();
+    ::close(from_server_[0]);
+  }
+
+  // EOF to the server, then its output closes: the client sees EOF.
+  void StopServer() {
+    if (to_server_[1] < 0) return;
+    ::close(to_server_[1]);
+    to_server_[1] = -1;
+    runner_.join();
+    ::close(to_server_[0]);
+    ::close(from_server_[1]);
+  }
+
+  Client& client() { return *client_; }
+
+ private:
+  Server server_;
+  int to_server_[2] = {-1, -1};
+  int from_server_[2] = {-1, -1};
+  std::thread runner_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST(ClientStdioTest, InitializeListCallPing) {
+  StdioPair pair;
+  Client& client = pair.client();
+  Result<InitializeResult> init = client.Initialize("client-test", "1.0");
+  ASSERT_TRUE(init.ok()) << init.status().ToString();
+  EXPECT_EQ(init->protocol_version, "2025-11-25");
+  EXPECT_EQ(client.protocol_version(), "2025-11-25");
+  EXPECT_EQ(init->server_info["name"], "slurm-mcp-test");
+  EXPECT_EQ(init->instructions, "Use the fake tools.");
+  EXPECT_EQ(init->capabilities["tools"]["listChanged"], false);
+
+  Result<std::vector<Json>> tools = client.ListTools();
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  std::vector<std::string> names;
+  for (const Json& t : tools.value()) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"echo", "fail", "throws", "progress", "log", "slow"}));
+
+  Result<ToolCallResult> echo = client.CallTool("echo", {{"text", "hello"}});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_FALSE(echo->is_error);
+  EXPECT_EQ(echo->Text(), "hello");
+  ASSERT_TRUE(echo->structured);
+  EXPECT_EQ((*echo->structured)["echo"], "hello");
+
+  EXPECT_TRUE(client.Ping().ok());
+}
+
+TEST(ClientStdioTest, ToolErrorsAreResultsProtocolErrorsAreStatuses) {
+  StdioPair pair;
+  Client& client = pair.client();
+  ASSERT_TRUE(client.Initialize("client-test", "1.0").ok());
+
+  Result<ToolCallResult> fail = client.CallTool("fail", Json::object());
+  ASSERT_TRUE(fail.ok());
+  EXPECT_TRUE(fail->is_error);
+  EXPECT_FALSE(fail->structured);
+  EXPECT_EQ(fail->Text(), "the fake tool failed");
+
+  Result<ToolCallResult> unknown = client.CallTool("nope", Json::object());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().rpc_code(), kInvalidParams);
+  EXPECT_EQ(unknown.status().message(), "Unknown tool: nope");
+
+  Status level = client.SetLogLevel("loud");
+  EXPECT_EQ(level.rpc_code(), kInvalidParams);
+  EXPECT_TRUE(client.SetLogLevel("debug").ok());
+
+  Result<Json> missing = client.Call("no/such/method", Json::object());
+  EXPECT_EQ(missing.status().rpc_code(), kMethodNotFound);
+}
+
+TEST(ClientStdioTest, ProgressAndNotificationsReachTheCallbacks) {
+  std::mutex mu;
+  std::vector<Json> notes;
+  ClientOptions options;
+  options.on_notification = [&](const Json& n) {
+    std::lock_guard<std::mutex> lock(mu);
+    notes.push_back(n);
+  };
+  StdioPair pair(options);
+  Client& client = pair.client();
+  ASSERT_TRUE(client.Initialize("client-test", "1.0").ok());
+
+  std::vector<double> progress;
+  Result<ToolCallResult> r = client.CallTool(
+      "slow", {{"seconds", 0.2}}, [&](double p, std::optional<double>, const std::string& message) {
+        progress.push_back(p);
+        EXPECT_EQ(message, "working");
+      });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->Text(), "finished");
+  ASSERT_GE(progress.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+
+  ASSERT_TRUE(client.SetLogLevel("warning").ok());
+  ASSERT_TRUE(client.CallTool("log", Json::object()).ok());
+  std::lock_guard<std::mutex> lock(mu);
+  int messages = 0;
+  for (const Json& n : notes) messages += n["method"] == "notifications/message";
+  EXPECT_EQ(messages, 2);  // warning and error
+}
+
+TEST(ClientStdioTest, TimeoutCancelsTheCall) {
+  StdioPair pair;
+  Client& client = pair.client();
+  ASSERT_TRUE(client.Initialize("client-test", "1.0").ok());
+  auto start = Clock::now();
+  Result<ToolCallResult> r = client.CallTool("slow", Json::object(), nullptr, milliseconds(200));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().rpc_code(), kRequestTimeout);
+  EXPECT_LT(Clock::now() - start, milliseconds(1500));
+  // The client sent notifications/cancelled, so the server stops the tool.
+  auto end = Clock::now() + milliseconds(2000);
+  while (testing_tools::slow_running.load() != 0 && Clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(testing_tools::slow_running.load(), 0);
+  EXPECT_TRUE(client.Ping().ok());
+}
+
+TEST(ClientStdioTest, ConcurrentCallsGetTheirOwnAnswers) {
+  StdioPair pair;
+  Client& client = pair.client();
+  ASSERT_TRUE(client.Initialize("client-test", "1.0").ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> right{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < 10; ++j) {
+        std::string text = std::to_string(i) + "/" + std::to_string(j);
+        Result<ToolCallResult> r = client.CallTool("echo", {{"text", text}});
+        if (r.ok() && r->structured && (*r->structured)["echo"] == text) ++right;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(right.load(), 80);
+}
+
+TEST(ClientStdioTest, OlderRevisionIsNegotiated) {
+  ClientOptions options;
+  options.protocol_version = "2025-03-26";
+  StdioPair pair(options);
+  Result<InitializeResult> init = pair.client().Initialize("client-test", "1.0");
+  ASSERT_TRUE(init.ok());
+  EXPECT_EQ(init->protocol_version, "2025-03-26");
+}
+
+TEST(ClientStdioTest, ServerGoneIsATransportError) {
+  StdioPair pair;
+  Client& client = pair.client();
+  ASSERT_TRUE(client.Initialize("client-test", "1.0").ok());
+  pair.StopServer();
+  auto start = Clock::now();
+  Status s = client.Ping();
+  EXPECT_EQ(s.rpc_code(), kTransportError);
+  EXPECT_LT(Clock::now() - start, milliseconds(1000));
+}
+
+// A peer scripted by the test: reads the client's lines and writes whatever it wants.
+class ScriptedPeer {
+ public:
+  ScriptedPeer() {
+    EXPECT_EQ(::pipe2(to_peer_, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(to_client_, O_CLOEXEC), 0);
+  }
+  ~ScriptedPeer() {
+    for (int fd : {to_peer_[0], to_peer_[1], to_client_[0], to_client_[1]}) ::close(fd);
+  }
+  std::unique_ptr<ClientTransport> Transport() {
+    return std::make_unique<StdioClientTransport>(to_client_[0], to_peer_[1]);
+  }
+  std::optional<Json> ReadFromClient(milliseconds timeout = milliseconds(3000)) {
+    auto end = Clock::now() + timeout;
+    while (buffer_.find('\n') == std::string::npos) {
+      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
+      struct pollfd p = {to_peer_[0], POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return std::nullopt;
+      char chunk[4096];
+      ssize_t n = ::read(to_peer_[0], chunk, sizeof(chunk));
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+    std::size_t newline = buffer_.find('\n');
+    std::string line = buffer_.substr(0, newline);
+    buffer_.erase(0, newline + 1);
+    return Json::parse(line);
+  }
+  void WriteToClient(const std::string& line) {
+    ASSERT_EQ(::write(to_client_[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+
+ private:
+  int to_peer_[2] = {-1, -1};
+  int to_client_[2] = {-1, -1};
+  std::string buffer_;
+};
+
+TEST(ClientScriptedTest, UnsupportedVersionFromTheServerFailsInitialize) {
+  ScriptedPeer peer;
+  Client client(peer.Transport());
+  std::thread server([&] {
+    std::optional<Json> init = peer.ReadFromClient();
+    ASSERT_TRUE(init);
+    EXPECT_EQ((*init)["method"], "initialize");
+    EXPECT_EQ((*init)["params"]["protocolVersion"], "2025-11-25");
+    EXPECT_EQ((*init)["params"]["clientInfo"]["name"], "scripted");
+    peer.WriteToClient(Serialize(MakeResult((*init)["id"], {{"protocolVersion", "1999-01-01"},
+                                                            {"capabilities", Json::object()},
+                                                            {"serverInfo", {{"name", "x"}}}})) +
+                       "\n");
+  });
+  Result<InitializeResult> init = client.Initialize("scripted", "1");
+  server.join();
+  ASSERT_FALSE(init.ok());
+  EXPECT_NE(init.status().message().find("1999-01-01"), std::string::npos);
+}
+
+TEST(ClientScriptedTest, GarbageIsIgnoredPingsAreAnsweredAndOrderDoesNotMatter) {
+  ScriptedPeer peer;
+  Client client(peer.Transport());
+  std::thread server([&] {
+    std::optional<Json> first = peer.ReadFromClient();
+    ASSERT_TRUE(first);
+    // Noise, a server-to-client ping, an unknown server request, then the answer.
+    peer.WriteToClient("this is not json\n\n[1,2]\n");
+    peer.WriteToClient(R"({"jsonrpc":"2.0","id":"srv-1","method":"ping"})"
+                       "\n");
+    peer.WriteToClient(R"({"jsonrpc":"2.0","id":"srv-2","method":"sampling/createMessage"})"
+                       "\n");
+    std::optional<Json> pong = peer.ReadFromClient();
+    ASSERT_TRUE(pong);
+    EXPECT_EQ((*pong)["id"], "srv-1");
+    EXPECT_EQ((*pong)["result"], Json::object());
+    std::optional<Json> refused = peer.ReadFromClient();
+    ASSERT_TRUE(refused);
+    EXPECT_EQ((*refused)["error"]["code"], kMethodNotFound);
+    peer.WriteToClient(Serialize(MakeResult((*first)["id"], Json::object())) + "\n");
+  });
+  EXPECT_TRUE(client.Ping().ok());
+  server.join();
+}
+
+// ---- HTTP ----
+
+// A minimal Streamable HTTP front over Server::Handle: JSON for most requests, SSE for
+// tools/call (notifications then the response), a session id, 202 for notifications.
+class HttpFront {
+ public:
+  HttpFront() : server_(testing_tools::Options()) {
+    http_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_headers_ = req.headers;
+      if (token_ && req.get_header_value("Authorization") != "Bearer " + *token_) {
+        res.status = 401;
+        return;
+      }
+      ParsedMessage p = ParseMessage(req.body);
+      if (!p.ok()) {
+        res.status = 400;
+        res.set_content(Serialize(p.error), "application/json");
+        return;
+      }
+      const Message& m = *p.message;
+      if (m.method != "initialize" && req.get_header_value("Mcp-Session-Id") != "sess-1") {
+        res.status = 404;
+        res.set_content(Serialize(MakeError(nullptr, -32001, "Session not found")),
+                        "application/json");
+        return;
+      }
+      std::string events = ": priming\n\n";
+      auto notify = [&](const Json& n) {
+        events += "event: message\ndata: " + Serialize(n) + "\n\n";
+      };
+      std::optional<Json> reply = server_.Handle(m, session_, notify);
+      if (m.method == "initialize") res.set_header("Mcp-Session-Id", "sess-1");
+      if (!reply) {
+        res.status = 202;
+        return;
+      }
+      if (m.method == "tools/call") {
+        // Split the JSON across two data lines to exercise multi-line events.
+        std::string body = Serialize(*reply);
+        std::size_t half = body.find(',') + 1;
+        events +=
+            "id: 1\ndata: " + body.substr(0, half) + "\r\ndata: " + body.substr(half) + "\r\n\r\n";
+        res.set_content(events, "text/event-stream");
+      } else {
+        res.set_content(Serialize(*reply), "application/json");
+      }
+    });
+    http_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      deleted_session_ = req.get_header_value("Mcp-Session-Id");
+      res.status = 405;
+    });
+    port_ = http_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { http_.listen_after_bind(); });
+    while (!http_.is_running()) std::this_thread::sleep_for(milliseconds(1));
+  }
+  ~HttpFront() {
+    http_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  void RequireToken(std::string token) { token_ = std::move(token); }
+  std::string LastHeader(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = last_headers_.find(name);
+    return it == last_headers_.end() ? "" : it->second;
+  }
+  std::string deleted_session() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deleted_session_;
+  }
+
+ private:
+  Server server_;
+  Session session_;
+  httplib::Server http_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  httplib::Headers last_headers_;
+  std::optional<std::string> token_;
+  std::string deleted_session_;
+};
+
+TEST(ClientHttpTest, JsonAndSseResponsesSessionAndHeaders) {
+  HttpFront front;
+  front.RequireToken("s3cret");
+  {
+    auto transport =
+        std::make_unique<HttpClientTransport>("127.0.0.1", front.port(), "/mcp", "s3cret");
+    HttpClientTransport* http = transport.get();
+    Client client(std::move(transport));
+    Result<InitializeResult> init = client.Initialize("http-test", "1");
+    ASSERT_TRUE(init.ok()) << init.status().ToString();
+    EXPECT_EQ(init->protocol_version, "2025-11-25");
+    EXPECT_EQ(http->session_id(), "sess-1");
+    // notifications/initialized (202) carried the session and version headers.
+    EXPECT_EQ(front.LastHeader("Mcp-Session-Id"), "sess-1");
+    EXPECT_EQ(front.LastHeader("MCP-Protocol-Version"), "2025-11-25");
+    EXPECT_EQ(front.LastHeader("Accept"), "application/json, text/event-stream");
+
+    Result<std::vector<Json>> tools = client.ListTools();
+    ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+    EXPECT_EQ(tools->size(), 6u);
+
+    std::vector<double> progress;
+    Result<ToolCallResult> r = client.CallTool(
+        "progress", Json::object(), [&](double p, std::optional<double> total, const std::string&) {
+          progress.push_back(p);
+          EXPECT_EQ(total, 3.0);
+        });
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Text(), "progressed");
+    EXPECT_EQ(progress, (std::vector<double>{1, 2, 3}));
+
+    Result<ToolCallResult> echo = client.CallTool("echo", {{"text", "via sse"}});
+    ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+    EXPECT_EQ((*echo->structured)["echo"], "via sse");
+    EXPECT_TRUE(client.Ping().ok());
+  }
+  // Destroying the client ended the session with DELETE (405 is fine).
+  EXPECT_EQ(front.deleted_session(), "sess-1");
+}
+
+TEST(ClientHttpTest, HttpFailuresAreStatuses) {
+  HttpFront front;
+  front.RequireToken("right");
+  Client wrong_token(
+      std::make_unique<HttpClientTransport>("127.0.0.1", front.port(), "/mcp", "wrong"));
+  Result<InitializeResult> init = wrong_token.Initialize("http-test", "1");
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.status().rpc_code(), kTransportError);
+  EXPECT_EQ(RpcData(init.status())["httpStatus"], 401);
+
+  // No session: the front answers 404 with a JSON-RPC error.
+  Client no_session(
+      std::make_unique<HttpClientTransport>("127.0.0.1", front.port(), "/mcp", "right"));
+  Status ping = no_session.Ping();
+  EXPECT_EQ(ping.rpc_code(), kTransportError);
+  EXPECT_EQ(RpcData(ping)["httpStatus"], 404);
+  EXPECT_NE(ping.message().find("Session not found"), std::string::npos);
+
+  // Nobody listening (the port of a front that has stopped).
+  int port = 0;
+  {
+    HttpFront gone;
+    port = gone.port();
+  }
+  Client nobody(std::make_unique<HttpClientTransport>("127.0.0.1", port));
+  Status s = nobody.Ping();
+  EXPECT_EQ(s.rpc_code(), kTransportError);
+  EXPECT_NE(s.message().find("failed"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace slurm_rca::mcp

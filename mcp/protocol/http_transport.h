@@ -1,0 +1,118 @@
+// Streamable HTTP transport (MCP 2025-11-25) for Server: one endpoint, POST only, JSON responses,
+// SSE only while a request has notifications to send.
+//
+//   Server server(ServerOptions{...});
+//   HttpTransport http(server, HttpOptions{.port = 8765, .token = secret});
+//   HttpStartResult started = http.Start();        // binds, serves on background threads
+//   if (!started.ok()) die(started.error);
+//   ...
+//   http.Stop();
+// or, in the binary: `HttpStartResult r = http.Serve(on_bound);` blocks until Stop() is called
+// from another thread.
+//
+// Wire behaviour (path is HttpOptions::path, default /mcp):
+//   POST  one JSON-RPC message. A request gets `application/json`, except that a client which
+//         accepts `text/event-stream` gets an SSE stream when the request sends notifications:
+//         a tools/call with params._meta.progressToken streams them live (notifications, then
+//         the response, then end of stream); any other request that logged is answered with the
+//         buffered notifications and the response as one SSE body. Notifications and client
+//         responses get 202 with an empty body; a request cancelled while it ran gets 202 too.
+//   GET   405 (no server-initiated stream). DELETE ends the session named by Mcp-Session-Id.
+// Every request is checked first for Host and Origin (loopback names with any port, plus
+// HttpOptions::host and allowed_hosts; a missing Origin is fine) → 403, then the bearer token →
+// 401. Bodies over max_body_bytes → 413; Accept without application/json → 406; an unsupported
+// MCP-Protocol-Version → 400. Transport errors carry an id-less JSON-RPC error body.
+//
+// Sessions: the initialize response carries Mcp-Session-Id; later requests must send it
+// (missing → 400, unknown, ended or evicted → 404). With sessions disabled every POST runs in a
+// fresh Session that counts as initialized, with the MCP-Protocol-Version header's revision
+// (2025-03-26 when absent); notifications/cancelled then cannot reach a running call, and
+// logging/setLevel lasts for one request only.
+//
+// The bearer token is a static shared secret (not MCP OAuth), compared in constant time and never
+// logged. Binding to a non-loopback address requires a token. Nothing is written to stdout.
+#ifndef SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
+#define SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mcp/protocol/metrics.h"
+#include "mcp/protocol/server.h"
+
+namespace slurm_rca::mcp {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: an ephemeral port, reported by Start()
+  std::string path = "/mcp";
+  std::optional<std::string> token;  // bearer secret, loaded by the caller from --token-file
+  std::size_t max_body_bytes = 1 << 20;
+  bool sessions = true;
+  int threads = 8;  // connections served at once (each keep-alive connection holds one)
+  // Extra names accepted in Host and Origin (without port), e.g. a reverse proxy's name.
+  std::vector<std::string> allowed_hosts;
+  std::size_t max_sessions = 1024;  // the least recently used session is evicted beyond this
+  // GET ready_path answers ready() (a JSON text; slurm-mcp: ReadinessJson of its back-end) with
+  // 200, outside MCP, behind the same Host, Origin and token checks. Unset: no such route.
+  std::function<std::string()> ready;
+  std::string ready_path = "/ready";
+  // Counts the connections open (accepted, queued or served, not yet closed) and the requests
+  // the Host, Origin or token check refused (mcp/protocol/metrics.h). Not owned; must outlive the
+  // transport. Null: nothing is counted.
+  Metrics* metrics = nullptr;
+};
+
+struct HttpStartResult {
+  int port = 0;       // the bound port
+  std::string error;  // empty on success
+  bool ok() const { return error.empty(); }
+};
+
+class HttpTransport {
+ public:
+  // `server` must outlive the transport.
+  HttpTransport(Server& server, HttpOptions options);
+  ~HttpTransport();  // Stop()
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+
+  // Binds and serves on a background thread; returns the bound port or why it could not.
+  HttpStartResult Start();
+  // Binds and serves on the calling thread until Stop(). `on_bound` runs once with the bound
+  // port before serving starts. Returns the bind error, or the port once stopped.
+  HttpStartResult Serve(const std::function<void(int port)>& on_bound = nullptr);
+  // Stops accepting, waits for in-flight requests to finish. Idempotent; not for signal handlers.
+  void Stop();
+
+  std::size_t session_count() const;
+
+  // Answers `requests`, the bytes a client sent on one connection, without a socket: the same
+  // parsing, checks and handlers as a served endpoint, at most `max_requests` requests, and
+  // returns the bytes written back. For the fuzzer (mcp/fuzz/http_fuzz.cc); not to be mixed with
+  // Start() or Serve() on one transport.
+  std::string AnswerBytes(std::string_view requests, int max_requests = 8);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A listen address: "HOST:PORT", ":PORT" (127.0.0.1) or "[V6]:PORT", port 0..65535 (0: any free
+// port); serve's --http and --metrics. Returns "" and sets *host and *port, or the reason ADDR is
+// malformed.
+std::string ParseListenAddress(const std::string& addr, std::string* host, int* port);
+// host as a URL writes it: an IPv6 address in brackets.
+std::string UrlHost(const std::string& host);
+
+// Exposed for tests: equality of `given` with `secret` in time that depends only on the lengths.
+bool ConstantTimeEquals(const std::string& given, const std::string& secret);
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_

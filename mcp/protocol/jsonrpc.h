@@ -1,0 +1,62 @@
+// JSON-RPC 2.0 messages for MCP: parsing one message, and building results, errors and
+// notifications. Batches (JSON arrays) are refused with -32600: MCP removed them in 2025-06-18.
+//
+//   ParsedMessage p = ParseMessage(line);
+//   if (!p.ok()) send(p.error);                 // -32700 or -32600, id null when unreadable
+//   else if (p.message.kind == Message::Kind::kRequest) ...
+#ifndef SLURM_RCA_MCP_PROTOCOL_JSONRPC_H_
+#define SLURM_RCA_MCP_PROTOCOL_JSONRPC_H_
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace slurm_rca::mcp {
+
+using Json = nlohmann::json;
+
+enum ErrorCode : int {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kInternalError = -32603,
+};
+
+struct Message {
+  enum class Kind { kRequest, kNotification, kResponse };
+  Kind kind = Kind::kRequest;
+  Json id;            // string or integer for requests and responses; null for notifications
+  std::string method; // requests and notifications
+  Json params;        // object, or null when absent
+  Json result;        // responses
+  Json error;         // error responses
+};
+
+struct ParsedMessage {
+  std::optional<Message> message;
+  Json error;  // the error response to send when !ok() (may carry id null)
+  bool ok() const { return message.has_value(); }
+};
+
+// Parses exactly one JSON-RPC message. Invalid JSON → -32700; a batch, a non-object, a wrong
+// "jsonrpc", a null/fractional/boolean id, a non-string method or non-object/array params →
+// -32600 (with the id when it could be read).
+ParsedMessage ParseMessage(std::string_view text);
+
+// True for a usable request id: a string or an integer (never null, fractional or boolean).
+bool IsValidId(const Json& id);
+
+// One message as one compact line (no newline added): `\n` inside strings is escaped, and
+// invalid UTF-8 is replaced with U+FFFD rather than throwing. Transports use this for every write.
+std::string Serialize(const Json& message);
+
+Json MakeResult(const Json& id, Json result);
+Json MakeError(const Json& id, int code, const std::string& message, Json data = nullptr);
+Json MakeNotification(const std::string& method, Json params);
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_PROTOCOL_JSONRPC_H_

@@ -1,0 +1,188 @@
+// The tool surface on the recorded demo bundle (fixtures/demo: healthy at offset 0, the
+// accounting database frozen at offset 10, healed at 30).
+#include "mcp/topics/tools.h"
+
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+
+#include "mcp/backend/replay_backend.h"
+
+namespace slurm_rca::mcp {
+namespace {
+
+class NullContext : public ToolContext {
+ public:
+  void Progress(double p, std::optional<double>, const std::string&) override {
+    progress.push_back(p);
+  }
+  void Log(const std::string&, const Json&) override {}
+  bool Cancelled() const override { return false; }
+  std::vector<double> progress;
+};
+
+class ToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    backend_ = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
+    ASSERT_NE(backend_, nullptr) << error;
+    SurfaceOptions o;
+    o.backend = backend_.get();
+    o.audit = [this](const Json& j) { audit_.push_back(j); };
+    tools_ = BuildTools(o);
+  }
+
+  ToolResult Call(const std::string& name, const Json& args) {
+    for (const Tool& t : tools_) {
+      if (t.name == name) return t.run(args, context_);
+    }
+    ADD_FAILURE() << "no tool " << name;
+    return {};
+  }
+
+  static std::string Text(const ToolResult& r) { return ResultText(r); }
+
+  std::unique_ptr<ReplayBackend> backend_;
+  std::vector<Tool> tools_;
+  std::vector<Json> audit_;
+  NullContext context_;
+};
+
+TEST_F(ToolsTest, ThreeReadOnlyToolsWithStrictSchemas) {
+  ASSERT_EQ(tools_.size(), 3u);
+  EXPECT_EQ(tools_[0].name, "slurm_overview");
+  EXPECT_EQ(tools_[1].name, "slurm_query");
+  EXPECT_EQ(tools_[2].name, "slurm_describe");
+  for (const Tool& t : tools_) {
+    EXPECT_TRUE(RE2::FullMatch(t.name, "[a-zA-Z0-9_-]{1,64}")) << t.name;
+    EXPECT_FALSE(t.description.empty());
+    EXPECT_EQ(t.input_schema["type"], "object");
+    EXPECT_EQ(t.input_schema["additionalProperties"], false) << t.name;
+    EXPECT_TRUE(t.output_schema.is_object()) << t.name;
+    EXPECT_EQ(t.annotations["readOnlyHint"], true);
+    EXPECT_EQ(t.annotations["destructiveHint"], false);
+    EXPECT_EQ(t.annotations["idempotentHint"], true);
+    EXPECT_EQ(t.annotations["openWorldHint"], false);
+    Json d = t.Describe();
+    EXPECT_EQ(d["name"], t.name);
+    EXPECT_TRUE(d.contains("inputSchema"));
+  }
+  EXPECT_EQ(tools_[1].input_schema["properties"]["topic"]["enum"].size(), Topics().size());
+}
+
+TEST_F(ToolsTest, FixtureToolsOnlyWhenAsked) {
+  SurfaceOptions o;
+  o.backend = backend_.get();
+  o.conformance_fixtures = true;
+  std::vector<Tool> with = BuildTools(o);
+  ASSERT_EQ(with.size(), 7u);
+  EXPECT_EQ(with[3].name, "test_simple_text");
+}
+
+TEST_F(ToolsTest, OverviewReadsNodesQueueAndDiagnosticsInOrder) {
+  ToolResult r = Call("slurm_overview", Json::object());
+  ASSERT_FALSE(r.is_error) << Text(r);
+  ASSERT_TRUE(r.structured.has_value());
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["source"], "replay");
+  ASSERT_EQ(s["sections"].size(), 3u);
+  EXPECT_EQ(s["sections"][0]["topic"], "nodes");
+  EXPECT_EQ(s["sections"][1]["topic"], "queue");
+  EXPECT_EQ(s["sections"][2]["topic"], "diagnostics");
+  EXPECT_EQ(s["sections"][0]["rows"].size(), 6u);
+  EXPECT_EQ(context_.progress, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(audit_.size(), 3u);
+}
+
+TEST_F(ToolsTest, QueryParsesRowsAndLabelsTheEvidence) {
+  ToolResult r = Call("slurm_query", {{"topic", "queue"}});
+  ASSERT_FALSE(r.is_error) << Text(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["source"], "replay");
+  EXPECT_EQ(s["outcome"], "ok");
+  EXPECT_FALSE(s["evidence_time"].get<std::string>().empty());
+  ASSERT_EQ(s["rows"].size(), 1u);
+  EXPECT_EQ(s["rows"][0]["state"], "RUNNING");
+  // structuredContent has exactly the properties the output schema allows, and its required ones.
+  const Json& schema = tools_[1].output_schema;
+  for (const auto& [key, value] : s.items()) {
+    EXPECT_TRUE(schema["properties"].contains(key)) << key;
+  }
+  for (const Json& key : schema["required"]) EXPECT_TRUE(s.contains(key.get<std::string>())) << key;
+  ASSERT_EQ(audit_.size(), 1u);
+  EXPECT_EQ(audit_[0]["tool"], "slurm_query");
+  EXPECT_EQ(audit_[0]["topic"], "queue");
+  EXPECT_EQ(audit_[0]["outcome"], "ok");
+}
+
+TEST_F(ToolsTest, AFrozenDatabaseIsNoEvidenceNeverAnEmptyTable) {
+  backend_->SetOffset(10);
+  ToolResult acct = Call("slurm_query", {{"topic", "accounting"}});
+  EXPECT_TRUE(acct.is_error);
+  EXPECT_FALSE(acct.structured.has_value()) << "errors never carry structuredContent";
+  EXPECT_NE(Text(acct).find("NO EVIDENCE (timed_out"), std::string::npos) << Text(acct);
+  EXPECT_NE(Text(acct).find("not an empty result"), std::string::npos);
+  ToolResult nodes = Call("slurm_query", {{"topic", "nodes"}});
+  EXPECT_FALSE(nodes.is_error) << Text(nodes);
+  backend_->SetOffset(30);
+  EXPECT_FALSE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
+}
+
+TEST_F(ToolsTest, BadArgumentsAreToolErrorsAModelCanActOn) {
+  struct Case {
+    Json args;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Json::object(), "needs a topic"},
+           {{{"topic", "frobnicate"}}, "unknown topic 'frobnicate'; topics: queue"},
+           {{{"topic", "queue"}, {"filters", {{"user", "; rm -rf /"}}}}, "refused"},
+           {{{"topic", "queue"}, {"filters", {{"colour", "red"}}}}, "colour"},
+           {{{"topic", "queue"}, {"filters", {{"user", 3}}}}, "must be a string"},
+           {{{"topic", "queue"}, {"max_rows", 0}}, "max_rows"},
+           {{{"topic", "queue"}, {"shell", "true"}}, "unknown argument 'shell'"}}) {
+    ToolResult r = Call("slurm_query", c.args);
+    EXPECT_TRUE(r.is_error) << c.args.dump();
+    EXPECT_FALSE(r.structured.has_value());
+    EXPECT_NE(Text(r).find(c.says), std::string::npos) << c.args.dump() << ": " << Text(r);
+  }
+  EXPECT_TRUE(audit_.empty()) << "refused arguments read nothing";
+}
+
+TEST_F(ToolsTest, QueryFiltersBecomeArgvAndAnUnrecordedReadIsUnavailable) {
+  ToolResult r = Call("slurm_query", {{"topic", "queue"}, {"filters", {{"user", "root"}}}});
+  EXPECT_TRUE(r.is_error) << "the bundle did not record this argv";
+  EXPECT_NE(Text(r).find("NO EVIDENCE (unavailable"), std::string::npos) << Text(r);
+  EXPECT_NE(Text(r).find("-u root"), std::string::npos) << Text(r);
+}
+
+TEST_F(ToolsTest, MaxRowsTruncatesWithAHint) {
+  ToolResult r = Call("slurm_query", {{"topic", "nodes"}, {"max_rows", 2}});
+  ASSERT_FALSE(r.is_error) << Text(r);
+  EXPECT_EQ((*r.structured)["rows"].size(), 2u);
+  EXPECT_EQ((*r.structured)["total_rows"], 6);
+  EXPECT_EQ((*r.structured)["truncated"], true);
+  EXPECT_NE(Text(r).find("truncated"), std::string::npos);
+}
+
+TEST_F(ToolsTest, DescribeReadsNothing) {
+  ToolResult r = Call("slurm_describe", {{"topic", "accounting"}});
+  ASSERT_FALSE(r.is_error) << Text(r);
+  EXPECT_EQ((*r.structured)["name"], "accounting");
+  EXPECT_GT((*r.structured)["detail"].get<std::string>().size(), 120u);
+  EXPECT_TRUE(audit_.empty());
+  EXPECT_TRUE(Call("slurm_describe", {{"topic", "nope"}}).is_error);
+}
+
+TEST_F(ToolsTest, LogsAreFilteredWithAPattern) {
+  ToolResult r =
+      Call("slurm_query", {{"topic", "logs"}, {"filters", {{"pattern", "(?i)registering"}}}});
+  ASSERT_FALSE(r.is_error) << Text(r);
+  EXPECT_GE((*r.structured)["rows"].size(), 1u);
+  for (const Json& row : (*r.structured)["rows"]) {
+    EXPECT_TRUE(RE2::PartialMatch(row["message"].get<std::string>(), "(?i)registering"));
+  }
+}
+
+}  // namespace
+}  // namespace slurm_rca::mcp

@@ -1,0 +1,149 @@
+// Topics: the closed vocabulary of slurm_query and slurm_describe, and for each topic how its
+// read is built from validated filters and how the output is turned into rows.
+//
+// A topic names one read (a fixed base argv, or for `logs` the tail of a daemon's log), the
+// filters a caller may add (each with a value grammar), the columns of its rows and a parser.
+// Filter values become separate argv elements after the base argv, never text spliced into
+// another argument, and must match their grammar, so every argv built here is one the guard
+// allows (topics_test checks each topic with Guard(GuardOptions{.clusters = {"rca"}})). Nothing
+// here starts a process or reads a file: the back-end runs the argv, this file reads the text.
+//
+//   const Topic* topic = FindTopic("queue");
+//   BuiltArgv built = BuildArgv(*topic, {{"user", "alice"}, {"state", "PENDING"}});
+//   if (!built.error.empty()) return ToolError(built.error);  // names the filters / grammar
+//   Evidence e = topic->source == Source::kDaemonLog
+//                    ? backend.ReadLog(built.argv[1], kLogTailLines)
+//                    : backend.Read(built.argv);
+//   if (e.ok()) {
+//     Parsed p = Parse(*topic, e.out, Caps{}, filters);  // filters: the logs pattern
+//     // p.rows: array of objects keyed by column names; p.text: free text; p.truncated ...
+//   }
+//
+// Parsers are tested on real Slurm 22.05.8 output (fixtures/slurm-22.05/). The gpu topic's csv
+// parser is tested only on a test double's output: the lab has no real nvidia-smi.
+#ifndef SLURM_RCA_MCP_TOPICS_TOPICS_H_
+#define SLURM_RCA_MCP_TOPICS_TOPICS_H_
+
+#include <cstddef>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace slurm_rca::mcp {
+
+using Json = nlohmann::json;
+using Filters = std::map<std::string, std::string>;
+
+// How a topic's output becomes rows.
+enum class Format {
+  kDelimited,    // one row per line, fields split on '|'
+  kKeyValue,     // scontrol: one record per line (-o) of Key=Value pairs
+  kCsv,          // nvidia-smi --format=csv,noheader,nounits
+  kDiagnostics,  // sdiag: the text, plus its numeric figures as rows
+  kText,         // free text only
+  kLog,          // log lines matching the `pattern` filter
+  kGpuHealth,    // nvidia-smi health query: rows are GPUs judged by mcp/telemetry/gpu_health.h
+  kFabric,       // the fabric report of mcp/telemetry/fabric.h as JSON: rows are ports
+  kGpuIdle,      // the gpu_idle report of mcp/telemetry/gpu_idle.h as JSON: rows are running jobs
+};
+
+enum class Source {
+  kCommand,    // argv is run by Backend::Read
+  kDaemonLog,  // argv is {"log", daemon}: Backend::ReadLog(daemon, kLogTailLines)
+  kNodeFiles,  // argv is {"files", "fabric"}: Backend::ReadFabric(), no process
+  kSamples,    // argv is {"samples", "gpu_idle"}: the server's own GPU samples (mcp/telemetry/gpu_sampler.h)
+               // judged with a squeue read of the running jobs (mcp/topics/tools.cc)
+};
+
+struct Filter {
+  enum class Kind {
+    kOption,   // `flag value` appended as two argv elements
+    kOperand,  // `value` appended as one positional argv element
+    kLocal,    // applied by Parse (the logs pattern); never part of an argv
+  };
+  std::string name;  // "user"
+  Kind kind = Kind::kOption;
+  std::string flag;     // "-u" for kOption
+  std::string pattern;  // RE2, full match
+  std::string grammar;  // the pattern in words, quoted in errors
+  std::string example;  // a value that passes, shown by slurm_describe
+  std::string description;
+  std::string default_value;  // used when the filter is absent; empty: none
+};
+
+struct Column {
+  std::string name;
+  std::string description;
+};
+
+struct Topic {
+  std::string name;
+  std::string summary;  // one line, for tool descriptions
+  std::string detail;   // interpretation notes, returned only by slurm_describe
+  Source source = Source::kCommand;
+  std::vector<std::string> argv;  // base argv ({"log"} for logs)
+  std::vector<Filter> filters;
+  std::vector<Column> columns;  // empty: text only
+  Format format = Format::kText;
+};
+
+// Lines of a daemon log read before the pattern is applied.
+inline constexpr int kLogTailLines = 5000;
+// Longest `pattern` accepted for logs.
+inline constexpr std::size_t kMaxLogPatternBytes = 256;
+
+// All topics, in a fixed order: queue, nodes, accounting, priority, fairshare, diagnostics,
+// config, jobs, partitions, reservations, gpu, gpu_health, gpu_idle, fabric, logs.
+const std::vector<Topic>& Topics();
+// nullptr when there is no topic of that exact name.
+const Topic* FindTopic(std::string_view name);
+
+struct BuiltArgv {
+  std::vector<std::string> argv;
+  std::string error;  // non-empty: nothing to run; one sentence naming what is accepted
+};
+
+// The topic's base argv with each filter appended in the topic's filter order. An unknown
+// filter, an empty value or one outside its grammar is an error; so is a logs pattern that
+// does not compile or is longer than kMaxLogPatternBytes.
+BuiltArgv BuildArgv(const Topic& topic, const Filters& filters);
+
+struct Caps {
+  std::size_t max_rows = 200;     // rows kept (logs keep the newest)
+  std::size_t max_bytes = 50000;  // bytes of the rows as JSON, and of the text
+};
+
+struct Parsed {
+  // Objects keyed by column names; every value is a string but the diagnostics figure values
+  // (numbers).
+  Json rows = Json::array();
+  std::string text;             // free-text topics (diagnostics, config); capped at max_bytes
+  std::size_t total_rows = 0;   // rows before the caps
+  std::size_t total_bytes = 0;  // bytes of the text before the cap
+  bool truncated = false;
+  std::string hint;         // when truncated: "narrow with filters: user, partition, state"
+  std::string parse_error;  // lines that did not parse (those lines are skipped), or a bad
+                            // pattern; rows that did parse are kept
+};
+
+// Parses the stdout of the topic's read (for logs: the tail of the log). `filters` is consulted
+// only for kLocal filters (the logs pattern). Invalid UTF-8 is replaced with U+FFFD, so the
+// result always serialises.
+Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& caps,
+             const Filters& filters = {});
+
+// "[truncated: 200 of 1500 rows shown; narrow with filters: user, partition, state]", or the
+// same for bytes; empty when not truncated.
+std::string TruncationNote(const Parsed& parsed);
+
+// JSON Schema of one row of the topic; null for text-only topics.
+Json RowSchema(const Topic& topic);
+
+// The topic for slurm_describe: name, summary, detail, argv, filters, columns.
+Json DescribeTopic(const Topic& topic);
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_TOPICS_TOPICS_H_
