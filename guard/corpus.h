@@ -1,4 +1,5 @@
-// Data-driven guard corpora: plain-text files of argv and the verdict each must get.
+// Data-driven guard corpora: plain-text files of argv and the verdict each must get, in the
+// line form of the refusal-corpus format (base/expectation.h, testing/README.md).
 //
 // One case per line; '#' starts a comment line; blank lines are ignored:
 //
@@ -6,9 +7,10 @@
 //   deny mutating-word        scontrol update NodeName=gpu-01 State=DRAIN
 //   deny control-byte         squeue -u "a\0b"
 //
-// The argv is split on spaces and tabs. '...' is literal; "..." and bare words take the escapes
-// \\ \" \' \n \r \t \e \0 and \xHH (any byte). Files are UTF-8, so a lookalike dash can be
-// written as is or as \xe2\x80\x93. Adding a case never needs a recompile.
+// The argv is written as base/argv_line.h reads it: split on spaces and tabs, '...' literal,
+// "..." and bare words with escapes. Adding a case never needs a recompile. guard_test runs the
+// corpus through the one corpus runner (testing/corpus.h); `slurm-guard corpus` through
+// RunCorpus below, which counts verdicts for its one-line report.
 #ifndef SLURM_RCA_GUARD_CORPUS_H_
 #define SLURM_RCA_GUARD_CORPUS_H_
 
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/argv_line.h"
 #include "guard/check.h"
 
 namespace slurm_rca::guard {
@@ -34,8 +37,9 @@ struct CorpusLoad {
   bool ok() const { return error.empty(); }
 };
 
-// Splits one argv line; on failure returns nullopt and sets *error.
-std::optional<std::vector<std::string>> ParseArgvLine(std::string_view line, std::string* error);
+// The argv syntax of a case line (base/argv_line.h), under the names the guard's callers use.
+using base::FormatArgv;
+using base::ParseArgvLine;
 
 // Loads one corpus file, or every *.txt file of a directory in name order.
 CorpusLoad LoadCorpus(const std::string& path);
@@ -49,10 +53,6 @@ struct CorpusReport {
 };
 
 CorpusReport RunCorpus(const Guard& guard, const std::vector<CorpusCase>& cases);
-
-// Renders an argv for people: words separated by spaces, quoted when they hold anything but
-// [A-Za-z0-9_.,:%=+@/-], with non-printable bytes as \xHH. ParseArgvLine reads it back.
-std::string FormatArgv(const std::vector<std::string>& argv);
 
 }  // namespace slurm_rca::guard
 

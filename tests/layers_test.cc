@@ -26,6 +26,7 @@ const fs::path kRoot = SLURM_RCA_SOURCE_DIR;
 const std::map<std::string, std::set<std::string>>& Allowed() {
   static const std::map<std::string, std::set<std::string>> m = {
       {"base", {}},
+      {"testing", {"base"}},
       {"guard", {"base"}},
       {"mcp/protocol", {"base"}},
       {"mcp/evidence", {}},
