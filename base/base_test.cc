@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/argv_line.h"
 #include "base/diagnostic.h"
 #include "base/file.h"
 #include "base/status.h"
@@ -20,6 +21,25 @@ TEST(Diagnostic, NamesFileLineRuleAndMessage) {
             "s.yaml:12: signal-outcome: bad");
   EXPECT_EQ((Diagnostic{.file = "a.jsonl", .line = 3, .message = "no answer"}).ToString(),
             "a.jsonl:3: no answer");
+}
+
+TEST(ArgvLine, ParsesQuotesAndEscapes) {
+  std::string error;
+  auto argv = ParseArgvLine(R"(a 'b c' "d\"e" "\0\x41\e" f\ g "")", &error);
+  ASSERT_TRUE(argv) << error;
+  EXPECT_EQ(*argv, (std::vector<std::string>{"a", "b c", "d\"e", std::string("\0A\x1b", 3),
+                                             "f g", ""}));
+  EXPECT_FALSE(ParseArgvLine(R"(a "unterminated)", &error));
+  EXPECT_FALSE(ParseArgvLine(R"(a \q)", &error));
+  EXPECT_FALSE(ParseArgvLine(R"(a "\x4")", &error));
+}
+
+TEST(ArgvLine, FormatArgvReadsBack) {
+  std::vector<std::string> argv = {"sinfo", "a b", std::string("x\0y", 3), "q\"", "", "%N|%T"};
+  std::string error;
+  auto back = ParseArgvLine(FormatArgv(argv), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, argv);
 }
 
 TEST(Strings, TrimLowerSplit) {

@@ -57,6 +57,7 @@ void AddLineCases(const CorpusOptions& o, const fs::path& file, std::vector<Corp
     }
     cases.push_back(CorpusCase{.name = name,
                                .path = file.string(),
+                               .line = number,
                                .input = parsed->input,
                                .expect = std::move(parsed->expect)});
   }
@@ -78,10 +79,12 @@ std::vector<std::string> CorpusReport::Failures() const {
     for (const base::ExpectedDiagnostic& e : r.c.expect.deny) {
       expected += (expected.empty() ? "" : "; ") + e.ToString();
     }
-    std::string got;
-    for (const base::Diagnostic& d : r.got) got += "\n    " + d.ToString();
-    out.push_back(r.c.name + " (" + r.c.path + "): expected " + expected + "\n  " + *r.mismatch +
-                  "\n  got " + std::to_string(r.got.size()) + " diagnostic(s)" + got);
+    std::string mismatch = *r.mismatch;
+    for (size_t at = mismatch.find('\n'); at != std::string::npos;
+         at = mismatch.find('\n', at + 3)) {
+      mismatch.replace(at, 1, "\n  ");
+    }
+    out.push_back(r.c.name + " (" + r.c.path + "): expected " + expected + "\n  " + mismatch);
   }
   out.insert(out.end(), errors.begin(), errors.end());
   if (cases.empty()) out.push_back("the corpus has no case");

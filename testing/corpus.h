@@ -43,6 +43,7 @@ struct CorpusOptions {
 struct CorpusCase {
   std::string name;   // "chain-start.yaml", "claim-kind", or "seed_a5.txt:12" for a line case
   std::string path;   // the input file or directory; for a line case, its file
+  int line = 0;       // a line case's line in that file; 0 otherwise
   std::string input;  // a line case's input (the rest of its line); "" otherwise
   base::Expectation expect;
 };

@@ -165,6 +165,7 @@ TEST_F(CorpusRunner, LineCasesEachGetTheirInput) {
   ASSERT_EQ(r.cases.size(), 3u);
   EXPECT_EQ(r.cases[0].c.name, "a.txt:3");
   EXPECT_EQ(r.cases[0].c.input, "sinfo -N");
+  EXPECT_EQ(r.cases[0].c.line, 3);
   EXPECT_FALSE(r.cases[0].mismatch);
   EXPECT_FALSE(r.cases[1].mismatch);
   EXPECT_TRUE(r.cases[2].mismatch);  // expected file-word, got mutating-word
