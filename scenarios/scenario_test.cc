@@ -1,6 +1,7 @@
 // scenario_test: the vocabulary, the strict parser and every invariant. Each file of
-// scenarios/testdata/broken/ names, in its first line (`# rule: ID`), the one rule it breaks;
-// the test asserts it is rejected with exactly that rule, and that the example scenarios pass.
+// scenarios/testdata/broken/ says in its header (`# deny RULE at LINE`, testing/README.md) the
+// diagnostics it must get; the one corpus runner asserts it gets exactly those, and the example
+// scenarios pass.
 #include "scenarios/scenario.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "scenarios/validate.h"
 #include "scenarios/views.h"
 #include "scenarios/vocabulary.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::scenarios {
 namespace {
@@ -24,21 +26,19 @@ namespace fs = std::filesystem;
 const std::string kSource = SLURM_RCA_SOURCE_DIR;
 const std::string kBroken = kSource + "/scenarios/testdata/broken";
 
-std::string ExpectedRule(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
-  const std::string prefix = "# rule: ";
-  return first.rfind(prefix, 0) == 0 ? first.substr(prefix.size()) : "";
-}
-
-std::vector<std::string> BrokenFiles() {
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(kBroken)) {
-    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+// The broken corpus through the one corpus runner (testing/corpus.h): each file's header says
+// which diagnostics CheckFile must give it, with their lines.
+const testing::CorpusReport& BrokenCorpus() {
+  static const testing::CorpusReport report =
+      testing::RunCorpus({.dir = kBroken, .extension = ".yaml"}, [](const testing::CorpusCase& c) {
+        std::vector<Problem> problems = CheckFile(c.path);
+        for (const Problem& p : problems) {
+          EXPECT_EQ(p.file, c.path);
+          EXPECT_GT(p.line, 0) << p.ToString();
+        }
+        return problems;
+      });
+  return report;
 }
 
 TEST(Vocabulary, SeedComponentsPlusMunge) {
@@ -98,27 +98,14 @@ TEST(Scenarios, ExamplesValidate) {
 }
 
 TEST(Scenarios, BrokenCorpusTriggersExactlyItsRule) {
-  auto files = BrokenFiles();
-  ASSERT_FALSE(files.empty());
-  for (const std::string& f : files) {
-    std::string rule = ExpectedRule(f);
-    ASSERT_FALSE(rule.empty()) << f << ": first line must be '# rule: ID'";
-    std::vector<Problem> problems = CheckFile(f);
-    std::set<std::string> rules;
-    std::string all;
-    for (const Problem& p : problems) {
-      rules.insert(p.rule);
-      all += "\n  " + p.ToString();
-      EXPECT_EQ(p.file, f);
-      EXPECT_GT(p.line, 0) << p.ToString();
-    }
-    EXPECT_EQ(rules, std::set<std::string>{rule}) << f << all;
+  testing::ExpectCorpusPasses(BrokenCorpus());
+  for (const testing::CaseResult& r : BrokenCorpus().cases) {
+    EXPECT_FALSE(r.c.expect.allow) << r.c.name << ": a broken file must be refused";
   }
 }
 
 TEST(Scenarios, EveryRuleHasABrokenFile) {
-  std::set<std::string> covered;
-  for (const std::string& f : BrokenFiles()) covered.insert(ExpectedRule(f));
+  const std::set<std::string> covered = BrokenCorpus().Rules();
   // Rules that need more than one file or a directory are covered by the tests below.
   // Rules about bundles and the whole suite are covered by measure_test and the tests below.
   const std::set<std::string> elsewhere = {"id-dir",          "duplicate-id",   "duplicate-canary",
