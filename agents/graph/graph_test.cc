@@ -21,6 +21,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/validate.h"
 #include "scenarios/vocabulary.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::graph {
 namespace {
@@ -71,35 +72,22 @@ std::optional<Refutation> FindRefuted(const std::vector<Refutation>& r, const st
 
 using Pair = std::pair<std::string, std::string>;
 
-// ---- The loader: the broken corpus (NAME.yaml and its expected errors NAME.expect). ----
+// ---- The loader: the broken corpus (each NAME.yaml's header: the errors it must give). ----
 
+// Through the one corpus runner (testing/corpus.h): exactly the header's errors, with their lines.
 TEST(GraphLoader, BrokenCorpusGivesExactlyTheExpectedErrors) {
-  int cases = 0;
-  for (const auto& entry : fs::directory_iterator(kTestdata + "/broken")) {
-    if (entry.path().extension() != ".yaml") continue;
-    ++cases;
-    const std::string yaml = entry.path().string();
-    std::string expect_path = yaml.substr(0, yaml.size() - 5) + ".expect";
-    ASSERT_TRUE(fs::exists(expect_path)) << yaml << " has no .expect";
-    std::multiset<std::string> expected;
-    std::istringstream lines(ReadFile(expect_path));
-    for (std::string line; std::getline(lines, line);) {
-      if (line.empty() || line[0] == '#') continue;
-      expected.insert(line);
-    }
-    LoadResult r = LoadGraphFile(yaml);
-    EXPECT_FALSE(r.graph.has_value()) << yaml << " loaded";
-    std::multiset<std::string> got;
-    std::string all;
-    for (const GraphError& e : r.errors) {
-      got.insert(std::to_string(e.line) + " " + e.rule);
-      all += e.ToString() + "\n";
-      EXPECT_EQ(e.file, yaml);
-      EXPECT_FALSE(e.message.empty());
-    }
-    EXPECT_EQ(got, expected) << yaml << ":\n" << all;
-  }
-  EXPECT_GE(cases, 25);
+  testing::CorpusReport report = testing::RunCorpus(
+      {.dir = kTestdata + "/broken", .extension = ".yaml"}, [](const testing::CorpusCase& c) {
+        LoadResult r = LoadGraphFile(c.path);
+        EXPECT_FALSE(r.graph.has_value()) << c.path << " loaded";
+        for (const GraphError& e : r.errors) {
+          EXPECT_EQ(e.file, c.path);
+          EXPECT_FALSE(e.message.empty());
+        }
+        return r.errors;
+      });
+  testing::ExpectCorpusPasses(report);
+  EXPECT_GE(report.cases.size(), 25u);
 }
 
 TEST(GraphLoader, MissingFileIsAnErrorNotAnException) {
