@@ -10,6 +10,7 @@
 
 #include "scenarios/measure.h"
 #include "scenarios/validate.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::grader {
 namespace {
@@ -55,33 +56,24 @@ TEST(Submissions, TheFingerprintNamesTheGraphAndTheEvidence) {
   EXPECT_NE(SuiteFingerprint(moved, "sha256:aaaaaaaaaaaaaaaa", "busy"), a);
 }
 
+// Through the one corpus runner (testing/corpus.h): each NAME.jsonl's sidecar NAME.expect names
+// its problems (line and message text: submissions have no rule ids), exactly. @FINGERPRINT@ in
+// a file stands for this suite's fingerprint, so that only the broken part is wrong.
 TEST(Submissions, BrokenCorpusGivesItsErrorAndScoresNothing) {
   sc::Suite suite = sc::LoadSuite(sc::ScenarioPaths(kSource + "/scenarios"));
   ASSERT_TRUE(suite.problems.empty());
   std::string fp = SuiteFingerprint(suite.scenarios);
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(kSource + "/grader/testdata/broken")) {
-    if (e.path().extension() != ".jsonl") continue;
-    ++files;
-    fs::path expect = e.path();
-    expect.replace_extension(".expect");
-    std::string want = ReadFile(expect);
-    ASSERT_FALSE(want.empty()) << expect;
-    want = want.substr(0, want.find('\n'));
-    int line = std::stoi(want.substr(0, want.find(':')));
-    std::string message = want.substr(want.find(':') + 2);
-    std::string text = Replace(ReadFile(e.path()), "@FINGERPRINT@", fp);
-    ParsedSubmission p = ParseSubmission(text, e.path().filename().string(), suite.scenarios);
-    EXPECT_FALSE(p.submission) << e.path();
-    bool found = false;
-    std::string all;
-    for (const SubmissionProblem& q : p.problems) {
-      found = found || (q.line == line && q.message.find(message) != std::string::npos);
-      all += "\n  " + q.ToString();
-    }
-    EXPECT_TRUE(found) << e.path().filename() << ": want " << want << ", got" << all;
-  }
-  EXPECT_GE(files, 12);
+  testing::CorpusReport report = testing::RunCorpus(
+      {.dir = kSource + "/grader/testdata/broken", .layout = testing::Layout::kSidecar,
+       .extension = ".jsonl"},
+      [&](const testing::CorpusCase& c) {
+        std::string text = Replace(ReadFile(c.path), "@FINGERPRINT@", fp);
+        ParsedSubmission p = ParseSubmission(text, c.name, suite.scenarios);
+        EXPECT_FALSE(p.submission) << c.path;
+        return p.problems;
+      });
+  testing::ExpectCorpusPasses(report);
+  EXPECT_GE(report.cases.size(), 12u);
 }
 
 TEST(Submissions, AValidSubmissionOfTheRealSuiteParses) {
