@@ -1,10 +1,10 @@
 // skill-lint's tests: the broken-skill corpus (testdata/), read at run time, and unit tests of
 // the figure finder, the surface cross-check and the output formats.
 //
-// Corpus: each testdata/<case>/ is linted and must produce exactly the rule named by its
-// `expect` file (every finding has that rule id, at least one finding), or nothing for
-// `rule: none`. `expect` lines: `rule: ID`, optional `profile: spec|claude-code` and
-// `path: RELATIVE` (what to lint inside the case; default the case folder). Every rule of
+// Corpus: each testdata/<case>/ is linted and must produce exactly the findings its `expect`
+// file names (`# deny RULE`, one line per finding, or `# allow`: the one refusal-corpus format,
+// testing/README.md), run by the one corpus runner. Settings: `# profile: spec|claude-code` and
+// `# path: RELATIVE` (what to lint inside the case; default the case folder). Every rule of
 // Rules() must have a case. Adding a case needs no recompile.
 #include "skills/lint.h"
 
@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "skills/mcp_surface.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::skills {
 namespace {
@@ -25,66 +26,46 @@ namespace fs = std::filesystem;
 
 const fs::path kTestdata = fs::path(SLURM_RCA_SOURCE_DIR) / "skills" / "testdata";
 
-std::map<std::string, std::string> ReadExpect(const fs::path& file) {
-  std::map<std::string, std::string> kv;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(' '));
-    kv[line.substr(0, colon)] = value;
-  }
-  return kv;
-}
-
-std::vector<fs::path> Cases() {
-  std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(kTestdata)) {
-    if (e.is_directory()) cases.push_back(e.path());
-  }
-  std::sort(cases.begin(), cases.end());
-  return cases;
+// Every case of testdata/ linted as its settings say; findings as diagnostics.
+const testing::CorpusReport& Corpus() {
+  static const testing::CorpusReport report = testing::RunCorpus(
+      {.dir = kTestdata.string(),
+       .layout = testing::Layout::kDirectory,
+       .settings = {"profile", "path"}},
+      [](const testing::CorpusCase& c) {
+        const std::map<std::string, std::string>& settings = c.expect.settings;
+        LintOptions options;
+        options.surface = McpSurface();
+        auto profile = settings.find("profile");
+        if (profile != settings.end()) {
+          EXPECT_TRUE(profile->second == "spec" || profile->second == "claude-code")
+              << c.name << ": profile: spec or claude-code";
+          if (profile->second == "claude-code") options.profile = Profile::kClaudeCode;
+        }
+        auto path = settings.find("path");
+        const fs::path target =
+            path == settings.end() ? fs::path(c.path) : c.path / fs::path(path->second);
+        LintResult result = LintPath(target.string(), options);
+        std::vector<base::Diagnostic> out;
+        for (const Finding& f : result.findings) {
+          EXPECT_FALSE(f.file.empty());
+          EXPECT_FALSE(f.message.empty());
+          out.push_back({.file = f.file, .line = f.line, .rule = f.rule, .message = f.message});
+        }
+        return out;
+      });
+  return report;
 }
 
 TEST(Corpus, EveryCaseProducesExactlyItsRule) {
-  const Surface surface = McpSurface();
-  const std::vector<fs::path> cases = Cases();
-  ASSERT_GE(cases.size(), Rules().size()) << "a case per rule, plus the clean one";
-  for (const fs::path& c : cases) {
-    SCOPED_TRACE(c.filename().string());
-    ASSERT_TRUE(fs::exists(c / "expect")) << "every case needs an expect file";
-    auto expect = ReadExpect(c / "expect");
-    ASSERT_TRUE(expect.count("rule")) << "expect names no rule";
-    const std::string rule = expect["rule"];
-    if (rule != "none") {
-      ASSERT_NE(FindRule(rule), nullptr) << "unknown rule id " << rule;
-    }
-    LintOptions options;
-    options.surface = surface;
-    options.profile = expect["profile"] == "claude-code" ? Profile::kClaudeCode : Profile::kSpec;
-    const fs::path target = expect.count("path") ? c / expect["path"] : c;
-    LintResult result = LintPath(target.string(), options);
-    std::set<std::string> got;
-    for (const Finding& f : result.findings) got.insert(f.rule);
-    if (rule == "none") {
-      EXPECT_TRUE(result.findings.empty()) << FormatFindings(result, OutputFormat::kText);
-    } else {
-      EXPECT_EQ(got, std::set<std::string>{rule}) << FormatFindings(result, OutputFormat::kText);
-      for (const Finding& f : result.findings) {
-        EXPECT_FALSE(f.file.empty());
-        EXPECT_FALSE(f.message.empty());
-      }
-    }
-  }
+  testing::ExpectCorpusPasses(Corpus());
+  EXPECT_GE(Corpus().cases.size(), Rules().size()) << "a case per rule, plus the clean one";
 }
 
 TEST(Corpus, EveryRuleHasACase) {
-  std::set<std::string> covered;
-  for (const fs::path& c : Cases()) covered.insert(ReadExpect(c / "expect")["rule"]);
+  const std::set<std::string> covered = Corpus().Rules();
   for (const Rule& r : Rules()) EXPECT_TRUE(covered.count(r.id)) << "no testdata case for " << r.id;
-  EXPECT_TRUE(covered.count("none")) << "the corpus needs a clean case";
+  EXPECT_TRUE(Corpus().HasAllow()) << "the corpus needs a clean case";
 }
 
 TEST(Corpus, FindingsCarryTheLineOfTheProblem) {
