@@ -1,6 +1,6 @@
 // config_test: every shipped configuration loads, A-E differ in what the ablation says they add,
-// and each broken configuration (agents/testdata/broken_configs, its expected error on the first
-// line) is refused with that error. Also the ticket rules of the reference agents.
+// and each broken configuration (agents/testdata/broken_configs, its expected errors in its
+// header: `# deny 'message text'`, testing/README.md) is refused with those errors. Also the ticket rules of the reference agents.
 #include "agents/config.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 
 #include "agents/reference.h"
 #include "scenarios/validate.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::agents {
 namespace {
@@ -51,24 +52,21 @@ TEST(Configs, ShippedOnesLoadAndAddWhatTheAblationSays) {
   EXPECT_EQ(hashes.size(), c.size());  // every file hashes differently
 }
 
+// Through the one corpus runner (testing/corpus.h): each file's header names its errors by
+// message text (configuration errors have no rule ids), exactly.
 TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
   auto ids = SuiteIds();
-  int n = 0;
-  for (const auto& e : fs::directory_iterator(kSource + "/agents/testdata/broken_configs")) {
-    std::ifstream in(e.path());
-    std::string first;
-    std::getline(in, first);
-    ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << e.path();
-    std::string want = first.substr(10);
-    auto r = LoadConfig(e.path().string(), ids);
-    EXPECT_FALSE(r.config) << e.path();
-    bool found = false;
-    for (const std::string& err : r.errors) found = found || err.find(want) != std::string::npos;
-    EXPECT_TRUE(found) << e.path().filename() << ": want '" << want << "', got "
-                       << (r.errors.empty() ? "nothing" : r.errors.front());
-    ++n;
-  }
-  EXPECT_GE(n, 12);
+  testing::CorpusReport report = testing::RunCorpus(
+      {.dir = kSource + "/agents/testdata/broken_configs", .extension = ".yaml"},
+      [&ids](const testing::CorpusCase& c) {
+        auto r = LoadConfig(c.path, ids);
+        EXPECT_FALSE(r.config) << c.path;
+        std::vector<base::Diagnostic> out;
+        for (const std::string& e : r.errors) out.push_back({.file = c.path, .message = e});
+        return out;
+      });
+  testing::ExpectCorpusPasses(report);
+  EXPECT_GE(report.cases.size(), 12u);
 }
 
 TEST(Configs, AMissingFileIsAnErrorAndTheHashFollowsTheBytes) {
