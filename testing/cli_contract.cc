@@ -46,14 +46,21 @@ base::Result<std::string> Substitute(std::string_view s,
 }
 
 // A value as written: bare (trimmed), or one quoted word in the argv syntax when it starts with
-// a quote (for leading or trailing blanks).
+// a quote (for leading or trailing blanks). The quote must close at the value's end, so that a
+// bare value that merely starts with one ("rule":"x") is an error, not a different text.
 base::Result<std::string> Value(std::string_view raw) {
   std::string_view v = base::Trim(raw, base::kBlanks);
   if (v.empty() || (v.front() != '"' && v.front() != '\'')) return std::string(v);
+  size_t close = 1;
+  while (close < v.size() && v[close] != v.front())
+    close += v.front() == '"' && v[close] == '\\' ? 2 : 1;
+  if (close + 1 != v.size()) {
+    return base::Status::InvalidArgument(
+        "a value that starts with a quote must be one quoted text; quote the whole value");
+  }
   std::string error;
   auto words = base::ParseArgvLine(v, &error);
   if (!words) return base::Status::InvalidArgument(error);
-  if (words->size() != 1) return base::Status::InvalidArgument("a quoted value must be one word");
   return words->front();
 }
 

@@ -39,6 +39,8 @@ TEST(CliContractParse, RecordsKeysQuotingAndVariables) {
       "stderr: empty\n"
       "stdout contains: a b\n"
       "stdout contains: \"trailing \"\n"
+      "stderr contains: '\"rule\":\"x\"'\n"
+      "stderr contains: \"say \\\"hi\\\"\"\n"
       "absent: ${TMP}/lab\n"
       "\n"
       "case: second\n"
@@ -59,6 +61,7 @@ TEST(CliContractParse, RecordsKeysQuotingAndVariables) {
   EXPECT_EQ(a.stdout_lines, 1);
   EXPECT_EQ(a.stderr_lines, 0);
   EXPECT_EQ(a.stdout_contains, (std::vector<std::string>{"a b", "trailing "}));
+  EXPECT_EQ(a.stderr_contains, (std::vector<std::string>{"\"rule\":\"x\"", "say \"hi\""}));
   EXPECT_EQ(a.absent, std::vector<std::string>{"/tmp/x y/lab"});
   EXPECT_EQ(a.timeout_s, 60);
   const CliCase& b = cases[1];
@@ -85,7 +88,14 @@ TEST(CliContractParse, MalformedFilesNameTheLine) {
   EXPECT_EQ(ErrorOf("case: a\nrun: /bin/true\nexit: 0\nstdout: some\n"),
             "t.cases:4: 'stdout:' takes empty, one line or N lines, not 'some'");
   EXPECT_EQ(ErrorOf("case: a\nrun: /bin/true\nexit: 0\nstdout contains: 'a' 'b'\n"),
-            "t.cases:4: a quoted value must be one word");
+            "t.cases:4: a value that starts with a quote must be one quoted text; quote the whole "
+            "value");
+  EXPECT_EQ(ErrorOf("case: a\nrun: /bin/true\nexit: 0\nstdout contains: \"rule\":\"x\"\n"),
+            "t.cases:4: a value that starts with a quote must be one quoted text; quote the whole "
+            "value");
+  EXPECT_EQ(ErrorOf("case: a\nrun: /bin/true\nexit: 0\nstdout contains: \"a\n"),
+            "t.cases:4: a value that starts with a quote must be one quoted text; quote the whole "
+            "value");
   EXPECT_EQ(ErrorOf("case: a\nrun: /bin/true\nexit: 0\ntimeout: 0\n"),
             "t.cases:4: 'timeout:' takes seconds, not '0'");
   EXPECT_EQ(ErrorOf("case:\n"), "t.cases:1: a case needs a description");
