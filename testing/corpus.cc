@@ -32,7 +32,7 @@ std::vector<fs::path> Entries(const CorpusOptions& o, std::vector<std::string>& 
   return out;
 }
 
-void AddLineCases(const CorpusOptions& o, const fs::path& file, std::vector<CorpusCase>& cases,
+void AddLineCases(const fs::path& file, std::vector<CorpusCase>& cases,
                   std::vector<std::string>& errors) {
   std::optional<std::string> text = base::ReadFile(file.string());
   if (!text) {
@@ -109,7 +109,7 @@ CorpusReport RunCorpus(const CorpusOptions& options, const Adapter& adapter) {
   const base::ExpectationOptions sidecar{.settings = options.settings, .sidecar = true};
   for (const fs::path& entry : Entries(options, report.errors)) {
     if (options.layout == Layout::kLines) {
-      AddLineCases(options, entry, cases, report.errors);
+      AddLineCases(entry, cases, report.errors);
       continue;
     }
     // The file that holds the expectation: the input itself, or its sidecar.
