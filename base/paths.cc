@@ -24,7 +24,8 @@ DataPaths DataPaths::Under(const std::string& source) {
                    .scenarios = source + "/scenarios",
                    .fixtures = source + "/fixtures",
                    .graph = source + "/agents/graph/graph.yaml",
-                   .configs = source + "/agents/configs"};
+                   .configs = source + "/agents/configs",
+                   .lab_templates = source + "/scenarios/live/templates"};
 }
 
 }  // namespace slurm_rca::base

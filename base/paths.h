@@ -31,6 +31,7 @@ struct DataPaths {
   std::string fixtures;   // recorded bundles: fixtures/<id> (clean), fixtures/<set>/<id>
   std::string graph;      // the causal graph, agents/graph/graph.yaml
   std::string configs;    // agent configurations, agents/configs/<name>.yaml
+  std::string lab_templates;  // the live lab's configuration templates, scenarios/live/templates
 
   // Every path inside the tree at source, where the repository keeps it.
   static DataPaths Under(const std::string& source);

@@ -608,6 +608,8 @@ void PrintCheck(const Check& check, const std::vector<Observation>& obs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  slurm_rca::live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) +
+                                   "/scenarios/live/templates");
   auto bench_start = Clock::now();
   CLI::App app{"cluster_bench: live lab bring-up/tear-down and fault inject/heal times"};
   int cycles = 3, repeats = 1, port_base = 15800;  // below the ephemeral range

@@ -47,6 +47,8 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
+  slurm_rca::live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) +
+                                   "/scenarios/live/templates");
   CLI::App app{"ctld_load_bench: slurmctld RPCs per minute for N MCP agents, cache on and off"};
   std::vector<int> agents = {1, 10, 50};
   int seconds = 30, port_base = 22800;  // below the ephemeral range

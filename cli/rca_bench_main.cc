@@ -14,6 +14,7 @@
 #include "base/build_info.h"
 #include "cli/common.h"
 #include "grader/score.h"
+#include "scenarios/live/lab.h"
 #include "scenarios/measure.h"
 
 namespace sc = slurm_rca::scenarios;
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   // The data paths, resolved once and handed to the libraries that need them.
   slurm_rca::cli::SetPaths(slurm_rca::cli::ResolveDataPaths());
   sc::SetFixturesRoot(slurm_rca::cli::Paths().fixtures);
+  slurm_rca::live::SetLabTemplates(slurm_rca::cli::Paths().lab_templates);
   slurm_rca::grader::SetGraphDigest(
       slurm_rca::grader::GraphDigestOfFile(slurm_rca::cli::Paths().graph));
 

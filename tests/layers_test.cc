@@ -159,8 +159,6 @@ TEST(LayersTest, NoLibraryReadsTheEnvironmentOrACompiledInPath) {
   static const std::map<std::string, std::string> kStill = {
       {"scenarios/live/mcp_child.cc",
        "passes PATH, HOME and the like to the slurm-mcp child it starts"},
-      {"scenarios/live/lab.cc", "the lab's configuration templates (SLURM_RCA_LIVE_TEMPLATES)"},
-      {"scenarios/live/faults.cc", "the lab's configuration templates (SLURM_RCA_LIVE_TEMPLATES)"},
   };
   static const RE2 reads(
       R"re(\bgetenv\s*\(|\bsecure_getenv\s*\(|SLURM_RCA_SOURCE_(?:DIR|ROOT)\b|SLURM_RCA_LIVE_TEMPLATES\b)re");

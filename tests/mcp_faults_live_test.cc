@@ -42,6 +42,10 @@
 namespace slurm_rca {
 namespace {
 
+// The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).
+const bool kLabTemplatesSet =
+    (live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios/live/templates"), true);
+
 namespace fs = std::filesystem;
 using mcp::Json;
 using Clock = std::chrono::steady_clock;

@@ -18,6 +18,10 @@
 namespace slurm_rca {
 namespace {
 
+// The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).
+const bool kLabTemplatesSet =
+    (live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios/live/templates"), true);
+
 using mcp::Json;
 
 class NoContext : public mcp::ToolContext {

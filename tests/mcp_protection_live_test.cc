@@ -34,6 +34,10 @@
 namespace slurm_rca {
 namespace {
 
+// The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).
+const bool kLabTemplatesSet =
+    (live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios/live/templates"), true);
+
 namespace fs = std::filesystem;
 using live::RpcCounts;
 using mcp::Json;

@@ -16,10 +16,6 @@
 
 #include "base/file.h"
 
-#ifndef SLURM_RCA_LIVE_TEMPLATES
-#define SLURM_RCA_LIVE_TEMPLATES ""
-#endif
-
 namespace slurm_rca::live {
 namespace {
 

@@ -22,12 +22,7 @@
 #include <thread>
 
 #include "base/file.h"
-#include "base/paths.h"
 #include "scenarios/live/profile.h"
-
-#ifndef SLURM_RCA_LIVE_TEMPLATES
-#define SLURM_RCA_LIVE_TEMPLATES ""
-#endif
 
 namespace slurm_rca::live {
 namespace {
@@ -186,13 +181,18 @@ std::vector<std::string> MountsUnder(const std::string& dir) {
   return mounts;
 }
 
+namespace {
+std::string& LabTemplatesRef() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+void SetLabTemplates(const std::string& dir) { LabTemplatesRef() = dir; }
+const std::string& LabTemplates() { return LabTemplatesRef(); }
+
 Lab::Lab(LabOptions options) : options_(std::move(options)) {
-  if (options_.templates.empty()) {
-    // An installed rca-bench has its templates in its data directory, a built one in its tree.
-    std::optional<std::string> installed = base::InstalledDataDir();
-    options_.templates =
-        installed ? *installed + "/scenarios/live/templates" : SLURM_RCA_LIVE_TEMPLATES;
-  }
+  if (options_.templates.empty()) options_.templates = LabTemplates();
   while (options_.dir.size() > 1 && options_.dir.back() == '/') options_.dir.pop_back();
   std::ifstream in(Path("lab.conf"));
   std::string key;
@@ -391,6 +391,10 @@ Status Lab::WriteConfig() const {
   for (const Out& o : {Out{"slurm.conf.in", "etc/slurm.conf", fs::perms(0644)},
                        Out{"slurmdbd.conf.in", "etc/slurmdbd.conf", fs::perms(0600)},
                        Out{"healthcheck.sh.in", "etc/healthcheck.sh", fs::perms(0755)}}) {
+    if (options_.templates.empty()) {
+      return Status::Error("no templates directory: LabOptions::templates is empty and main "
+                           "did not SetLabTemplates");
+    }
     std::string tmpl = options_.templates + "/" + o.tmpl;
     std::optional<std::string> text = base::ReadFile(tmpl);
     if (!text) return Status::Error("template " + tmpl + " is missing or unreadable");

@@ -46,7 +46,7 @@ struct LabOptions {
   // Ports: MariaDB base+6, slurmctld base+17, slurmdbd base+19, slurmd of node i base+200+i.
   int port_base = 16800;
   std::string cluster = "rca";
-  // Where the *.in templates are; the default is the source tree's scenarios/live/templates.
+  // Where the *.in templates are; empty: LabTemplates(), which main sets.
   std::string templates;
   // Where the Debian packages put the daemons and clients.
   std::vector<std::string> program_dirs = {"/usr/sbin", "/usr/bin"};
@@ -65,6 +65,12 @@ struct LabOptions {
   // by every lab on the machine.
   std::string user_registry = "/var/lib/slurm-rca/users";
 };
+
+// The templates directory of every lab whose LabOptions::templates is empty: main sets it once
+// from its base::DataPaths::lab_templates (a test from its source tree). Empty until then, and a
+// lab without templates fails Up() saying so.
+void SetLabTemplates(const std::string& dir);
+const std::string& LabTemplates();
 
 // The profiles LabOptions::profile may name: clean, busy.
 const std::vector<std::string>& LabProfiles();

@@ -22,6 +22,10 @@
 namespace slurm_rca::live {
 namespace {
 
+// The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).
+const bool kLabTemplatesSet =
+    (live::SetLabTemplates(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios/live/templates"), true);
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::seconds;
