@@ -145,37 +145,111 @@ std::optional<std::string> CheckSignal(const Signal& g) {
   return std::nullopt;
 }
 
+// True when a hop (or a red herring's shown hop) has no evidence, or a blank evidence string.
+bool NoOrBlankEvidence(const Hop& h) {
+  return h.evidence.empty() || std::any_of(h.evidence.begin(), h.evidence.end(),
+                                           [](const Item& e) { return Blank(e.value); });
+}
+
+// Checks one scenario against every per-scenario rule of Rules(). Run() calls the steps below in
+// a fixed order and then sorts by line with a stable sort, so two problems on one line keep the
+// order of the steps: the broken-scenario corpus and `rca-bench validate` depend on that order.
 class Checker {
  public:
-  explicit Checker(const Scenario& s) : s_(s) {}
-
-  void Add(int line, const char* rule, std::string message) {
-    out_.push_back({s_.file, line, rule, std::move(message)});
-  }
-
-  void Node(const std::string& node, int line, const std::string& where) {
-    if (!IsComponent(node)) Add(line, "node-unknown", where + ": unknown component '" + node + "'");
-  }
-
-  void Actions(const std::vector<Item>& items, const std::string& where,
-               std::set<std::string>* seen) {
-    for (const Item& a : items) {
-      if (auto err = ParseAction(a.value)) {
-        Add(a.line, "action-invalid", where + ": " + *err);
-      } else if (!seen->insert(a.value).second) {
-        Add(a.line, "action-duplicate", where + ": '" + a.value + "' is listed twice");
-      }
-    }
-  }
+  explicit Checker(const Scenario& s)
+      : s_(s),
+        blocked_(s.status == "blocked"),
+        diagnosable_(s.Diagnosable()),
+        root_(s.RootCause()) {}
 
   std::vector<Problem> Run();
 
  private:
+  void Add(int line, const char* rule, std::string message) {
+    out_.push_back({s_.file, line, rule, std::move(message)});
+  }
+  void Node(const std::string& node, int line, const std::string& where) {
+    if (!IsComponent(node)) Add(line, "node-unknown", where + ": unknown component '" + node + "'");
+  }
+  void Actions(const std::vector<Item>& items, const std::string& where,
+               std::set<std::string>* seen);
+  void Signals(int line, const std::string& who, const std::vector<Signal>& signals);
+
+  void CheckIdentity();
+  void CheckBlockedReason();
+  void CheckVocabulary();
+  void CheckChain();
+  void CheckChainSize();
+  void CheckCreditTable();
+  void CheckCreditMonotone();
+  void CheckRootCauseCredit();
+  void CheckReportedCredit();
+  void CheckDistractorsAndRuledOut();
+  void CheckRedHerring(const RedHerring& rh);
+  void CheckActions();
+  void CheckFaults();
+  void CheckFaultSchedule();
+  void CheckWorkload();
+  void CheckHopSignals();
+  void CheckTicketNamesRoot();
+  void CheckTicketQuotesEvidence();
+
   const Scenario& s_;
+  const bool blocked_;      // status: blocked (it has not run: no signals or faults required)
+  const bool diagnosable_;  // some component other than unknown earns full credit
+  const std::string root_;  // the first full-credit component, else unknown
   std::vector<Problem> out_;
 };
 
 std::vector<Problem> Checker::Run() {
+  CheckIdentity();
+  CheckBlockedReason();
+  CheckVocabulary();
+  CheckChain();
+  CheckChainSize();
+  CheckCreditTable();
+  CheckCreditMonotone();
+  CheckRootCauseCredit();
+  CheckReportedCredit();
+  CheckDistractorsAndRuledOut();
+  for (const RedHerring& rh : s_.red_herrings) CheckRedHerring(rh);
+  CheckActions();
+  CheckFaults();
+  CheckFaultSchedule();
+  CheckWorkload();
+  CheckHopSignals();
+  CheckTicketNamesRoot();
+  CheckTicketQuotesEvidence();
+  std::stable_sort(out_.begin(), out_.end(),
+                   [](const Problem& a, const Problem& b) { return a.line < b.line; });
+  return out_;
+}
+
+// Each action parses as verb:component and appears once in its list (`seen` collects them).
+void Checker::Actions(const std::vector<Item>& items, const std::string& where,
+                      std::set<std::string>* seen) {
+  for (const Item& a : items) {
+    if (auto err = ParseAction(a.value)) {
+      Add(a.line, "action-invalid", where + ": " + *err);
+    } else if (!seen->insert(a.value).second) {
+      Add(a.line, "action-duplicate", where + ": '" + a.value + "' is listed twice");
+    }
+  }
+}
+
+// A runnable scenario's hop or red herring (`who`) has signals, and each is a read slurm-mcp can
+// make and the recorder records, so the bundle can show it.
+void Checker::Signals(int line, const std::string& who, const std::vector<Signal>& signals) {
+  if (!blocked_ && signals.empty()) {
+    Add(line, "signals-missing", who + " has no signals to measure it by");
+  }
+  for (const Signal& g : signals) {
+    if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
+  }
+}
+
+// The id (a variant's base id), the texts a reader sees first, the canary.
+void Checker::CheckIdentity() {
   static const std::regex id_re("S[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*");
   if (!std::regex_match(s_.base_id.empty() ? s_.id : s_.base_id, id_re)) {
     Add(s_.Line("id"), "id-format", "id '" + s_.id + "' is not S<two digits>-kebab-name");
@@ -189,19 +263,27 @@ std::vector<Problem> Checker::Run() {
   if (!IsUuid(s_.canary)) {
     Add(s_.Line("canary"), "canary-uuid", "canary '" + s_.canary + "' is not a UUID");
   }
-  bool blocked = s_.status == "blocked";
-  if (blocked && Blank(s_.blocked_reason)) {
+}
+
+// blocked_reason goes with status blocked, and only with it; it must say what blocks the
+// scenario and what would unblock it, which takes more than ten words.
+void Checker::CheckBlockedReason() {
+  if (blocked_ && Blank(s_.blocked_reason)) {
     Add(s_.Line("status"), "blocked-reason", "status blocked needs a non-blank blocked_reason");
   }
-  if (!blocked && !Blank(s_.blocked_reason)) {
+  if (!blocked_ && !Blank(s_.blocked_reason)) {
     Add(s_.Line("blocked_reason"), "blocked-reason", "a runnable scenario has a blocked_reason");
   }
-  if (blocked && !s_.blocked_reason.empty() && WordCount(s_.blocked_reason) <= 10) {
+  if (blocked_ && !s_.blocked_reason.empty() && WordCount(s_.blocked_reason) <= 10) {
     Add(s_.Line("blocked_reason"), "blocked-reason",
-        "blocked_reason says too little (more than 10 words: what blocks it, what would unblock it)");
+        "blocked_reason says too little (more than 10 words: what blocks it, what would "
+        "unblock it)");
   }
+}
 
-  // Vocabulary.
+// Every component named by the reported node, the chain and the credit table is in the closed
+// vocabulary; every credit is in [0, 1].
+void Checker::CheckVocabulary() {
   Node(s_.reported_node, s_.Line("reported_node"), "reported_node");
   for (const Hop& h : s_.causal_chain) Node(h.node, h.line, "causal_chain");
   for (const Credit& c : s_.scoring) {
@@ -211,41 +293,52 @@ std::vector<Problem> Checker::Run() {
           "credit " + Fmt(c.credit) + " for " + c.node + " is outside [0, 1]");
     }
   }
+}
 
-  // Chain.
+// The chain is not empty, starts at offset 0, never goes back in time, and every hop has
+// evidence.
+void Checker::CheckChain() {
   const auto& chain = s_.causal_chain;
   if (chain.empty()) {
     Add(s_.Line("causal_chain"), "chain-empty", "causal_chain is empty");
-  } else {
-    if (chain.front().observable_at_s != 0) {
-      Add(chain.front().line, "chain-start",
-          "the first hop is observable at " + std::to_string(chain.front().observable_at_s) +
-              " s, not 0");
-    }
-    for (size_t i = 1; i < chain.size(); ++i) {
-      if (chain[i].observable_at_s < chain[i - 1].observable_at_s) {
-        Add(chain[i].line, "chain-order",
-            "hop " + std::to_string(i + 1) + " (" + chain[i].node + ") is observable before hop " +
-                std::to_string(i));
-      }
-    }
-    for (const Hop& h : chain) {
-      bool blank = h.evidence.empty() || std::any_of(h.evidence.begin(), h.evidence.end(),
-                                                     [](const Item& e) { return Blank(e.value); });
-      if (blank) Add(h.line, "evidence-empty", "hop " + h.node + " has no or blank evidence");
+    return;
+  }
+  if (chain.front().observable_at_s != 0) {
+    Add(chain.front().line, "chain-start",
+        "the first hop is observable at " + std::to_string(chain.front().observable_at_s) +
+            " s, not 0");
+  }
+  for (size_t i = 1; i < chain.size(); ++i) {
+    if (chain[i].observable_at_s < chain[i - 1].observable_at_s) {
+      Add(chain[i].line, "chain-order",
+          "hop " + std::to_string(i + 1) + " (" + chain[i].node + ") is observable before hop " +
+              std::to_string(i));
     }
   }
-  if (s_.difficulty == "multi_layer" && chain.size() < 3) {
+  for (const Hop& h : chain) {
+    if (NoOrBlankEvidence(h))
+      Add(h.line, "evidence-empty", "hop " + h.node + " has no or blank evidence");
+  }
+}
+
+// multi_layer means at least three hops; the observation window must cover the whole chain,
+// or the last hops could never be measured.
+void Checker::CheckChainSize() {
+  const size_t hops = s_.causal_chain.size();
+  if (s_.difficulty == "multi_layer" && hops < 3) {
     Add(s_.Line("difficulty"), "multi-layer-hops",
-        "multi_layer needs at least 3 hops, the chain has " + std::to_string(chain.size()));
+        "multi_layer needs at least 3 hops, the chain has " + std::to_string(hops));
   }
   if (s_.observe_s < s_.PropagationS()) {
     Add(s_.Line("observe_s"), "observe-window",
         "observe_s " + std::to_string(s_.observe_s) + " is shorter than the chain (" +
             std::to_string(s_.PropagationS()) + " s)");
   }
+}
 
-  // Credit table.
+// The credit table scores each component once, with a rationale, and gives full credit at most
+// once (reported at the second full-credit row).
+void Checker::CheckCreditTable() {
   std::set<std::string> scored;
   int full = 0;
   for (const Credit& c : s_.scoring) {
@@ -258,100 +351,114 @@ std::vector<Problem> Checker::Run() {
       if (full == 2) Add(c.line, "full-credit-count", "more than one answer earns full credit");
     }
   }
-  bool diagnosable = s_.Diagnosable();
-  std::string root = s_.RootCause();
-  if (diagnosable) {
-    double prev = 2.0;
-    std::set<std::string> seen;
-    for (const Hop& h : chain) {
-      if (!seen.insert(h.node).second) continue;
-      double c = s_.CreditFor(h.node);
-      if (c > prev) {
-        Add(h.line, "credit-monotone",
-            h.node + " (" + Fmt(c) + ") outscores its cause (" + Fmt(prev) + ")");
-      }
-      prev = std::min(prev, c);
+}
+
+// Along the chain a consequence never earns more than any hop before it: naming a symptom must
+// not pay better than naming its cause. A component seen again later in the chain is judged at
+// its first hop only.
+void Checker::CheckCreditMonotone() {
+  if (!diagnosable_) return;
+  double prev = 2.0;  // above any valid credit: the first hop is never flagged
+  std::set<std::string> seen;
+  for (const Hop& h : s_.causal_chain) {
+    if (!seen.insert(h.node).second) continue;
+    double c = s_.CreditFor(h.node);
+    if (c > prev) {
+      Add(h.line, "credit-monotone",
+          h.node + " (" + Fmt(c) + ") outscores its cause (" + Fmt(prev) + ")");
     }
+    prev = std::min(prev, c);
   }
+}
+
+// Full credit goes to unknown when the scenario is undiagnosable, else to the chain's first hop,
+// and abstaining then earns under 0.2. A scenario without a difficulty is checked for neither.
+void Checker::CheckRootCauseCredit() {
+  const auto& chain = s_.causal_chain;
   if (s_.difficulty == "undiagnosable") {
-    if (diagnosable || s_.CreditFor(std::string(kUnknown)) < 1.0) {
+    if (diagnosable_ || s_.CreditFor(std::string(kUnknown)) < 1.0) {
       Add(s_.Line("scoring"), "undiagnosable-credit",
           "an undiagnosable scenario gives full credit to unknown and to nothing else");
     }
-  } else if (!s_.difficulty.empty()) {
-    if (!diagnosable) {
-      Add(s_.Line("scoring"), "root-cause", "no component earns full credit");
-    } else if (!chain.empty() && chain.front().node != root) {
-      Add(s_.Line("scoring"), "root-cause",
-          "full credit goes to " + root + ", the chain starts at " + chain.front().node);
-    }
-    double u = s_.CreditFor(std::string(kUnknown));
-    if (u >= 0.2) {
-      Add(s_.Line("scoring"), "unknown-credit",
-          "unknown earns " + Fmt(u) + " in a diagnosable scenario (must be < 0.2)");
-    }
+    return;
   }
-  if (s_.reported_node != root && s_.CreditFor(s_.reported_node) > 0.2) {
+  if (s_.difficulty.empty()) return;
+  if (!diagnosable_) {
+    Add(s_.Line("scoring"), "root-cause", "no component earns full credit");
+  } else if (!chain.empty() && chain.front().node != root_) {
+    Add(s_.Line("scoring"), "root-cause",
+        "full credit goes to " + root_ + ", the chain starts at " + chain.front().node);
+  }
+  double u = s_.CreditFor(std::string(kUnknown));
+  if (u >= 0.2) {
+    Add(s_.Line("scoring"), "unknown-credit",
+        "unknown earns " + Fmt(u) + " in a diagnosable scenario (must be < 0.2)");
+  }
+}
+
+// Repeating the ticket's own component back, when it is not the cause, earns at most 0.2.
+void Checker::CheckReportedCredit() {
+  if (s_.reported_node != root_ && s_.CreditFor(s_.reported_node) > 0.2) {
     Add(s_.Line("reported_node"), "reported-credit",
         "the reported component " + s_.reported_node + " earns " +
             Fmt(s_.CreditFor(s_.reported_node)) + " (at most 0.2 when it is not the cause)");
   }
+}
 
-  // Distractors and ruled_out.
+// Distractors and ruled_out entries are known components, explained, and never the root cause;
+// unknown cannot be ruled out.
+void Checker::CheckDistractorsAndRuledOut() {
   for (const NodeNote& d : s_.distractors) {
     Node(d.node, d.line, "distractors");
     if (Blank(d.why)) Add(d.line, "distractor", "distractor " + d.node + " has no explanation");
-    if (diagnosable && d.node == root) {
+    if (diagnosable_ && d.node == root_) {
       Add(d.line, "distractor", "the root cause " + d.node + " is listed as a distractor");
     }
   }
-  std::set<std::string> ruled;
   for (const NodeNote& r : s_.ruled_out) {
     Node(r.node, r.line, "ruled_out");
     if (Blank(r.why)) Add(r.line, "ruled-out", r.node + " is ruled out without the evidence");
     if (r.node == kUnknown) Add(r.line, "ruled-out", "unknown cannot be ruled out");
-    if (diagnosable && r.node == root) {
+    if (diagnosable_ && r.node == root_) {
       Add(r.line, "ruled-out", "the root cause " + r.node + " is ruled out");
     }
   }
+}
 
-  // Red herrings: real, shown, and not the cause.
-  for (const RedHerring& rh : s_.red_herrings) {
-    const Hop& h = rh.shown;
-    Node(h.node, rh.line, "red_herrings");
-    auto bad = [&](const std::string& m) { Add(rh.line, "red-herring", h.node + ": " + m); };
-    if (h.node == kUnknown) bad("unknown is not an anomaly");
-    if (diagnosable && h.node == root) bad("the root cause cannot be a red herring");
-    if (std::any_of(chain.begin(), chain.end(), [&](const Hop& c) { return c.node == h.node; })) {
-      bad("is on the causal chain, so it is not a red herring");
-    }
-    if (s_.CreditFor(h.node) > 0.1) {
-      bad("earns " + Fmt(s_.CreditFor(h.node)) + " (a red herring earns at most 0.1)");
-    }
-    if (std::none_of(s_.scoring.begin(), s_.scoring.end(),
-                     [&](const Credit& c) { return c.node == h.node; })) {
-      bad("is not in the credit table (give it its credit and the rationale)");
-    }
-    if (std::none_of(s_.ruled_out.begin(), s_.ruled_out.end(),
-                     [&](const NodeNote& r) { return r.node == h.node; })) {
-      bad("is not listed under ruled_out");
-    }
-    if (Blank(rh.why)) bad("has no why");
-    bool blank = h.evidence.empty() || std::any_of(h.evidence.begin(), h.evidence.end(),
-                                                   [](const Item& e) { return Blank(e.value); });
-    if (blank) bad("has no or blank evidence");
-    if (h.observable_at_s < 0 || h.observable_at_s > s_.observe_s) {
-      bad("observable_at_s is outside [0, observe_s]");
-    }
-    if (!blocked && h.signals.empty()) {
-      Add(rh.line, "signals-missing", "red herring " + h.node + " has no signals to measure it by");
-    }
-    for (const Signal& g : h.signals) {
-      if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
-    }
+// A red herring is real (a known component, explained, with evidence inside the window and
+// signals to measure it by), shown (in the credit table and under ruled_out) and not the cause
+// (off the chain, at most 0.1).
+void Checker::CheckRedHerring(const RedHerring& rh) {
+  const Hop& h = rh.shown;
+  Node(h.node, rh.line, "red_herrings");
+  auto bad = [&](const std::string& m) { Add(rh.line, "red-herring", h.node + ": " + m); };
+  const auto& chain = s_.causal_chain;
+  if (h.node == kUnknown) bad("unknown is not an anomaly");
+  if (diagnosable_ && h.node == root_) bad("the root cause cannot be a red herring");
+  if (std::any_of(chain.begin(), chain.end(), [&](const Hop& c) { return c.node == h.node; })) {
+    bad("is on the causal chain, so it is not a red herring");
   }
+  if (s_.CreditFor(h.node) > 0.1) {
+    bad("earns " + Fmt(s_.CreditFor(h.node)) + " (a red herring earns at most 0.1)");
+  }
+  if (std::none_of(s_.scoring.begin(), s_.scoring.end(),
+                   [&](const Credit& c) { return c.node == h.node; })) {
+    bad("is not in the credit table (give it its credit and the rationale)");
+  }
+  if (std::none_of(s_.ruled_out.begin(), s_.ruled_out.end(),
+                   [&](const NodeNote& r) { return r.node == h.node; })) {
+    bad("is not listed under ruled_out");
+  }
+  if (Blank(rh.why)) bad("has no why");
+  if (NoOrBlankEvidence(h)) bad("has no or blank evidence");
+  if (h.observable_at_s < 0 || h.observable_at_s > s_.observe_s) {
+    bad("observable_at_s is outside [0, observe_s]");
+  }
+  Signals(rh.line, "red herring " + h.node, h.signals);
+}
 
-  // Actions.
+// Helpful and harmful actions are valid and listed once, and no action is both.
+void Checker::CheckActions() {
   std::set<std::string> helpful, harmful;
   if (s_.remediation_helpful) Actions(*s_.remediation_helpful, "remediation_helpful", &helpful);
   Actions(s_.harmful_actions, "harmful_actions", &harmful);
@@ -360,8 +467,11 @@ std::vector<Problem> Checker::Run() {
       Add(a.line, "action-duplicate", "'" + a.value + "' is both helpful and harmful");
     }
   }
+}
 
-  // Faults.
+// Each fault is a primitive of FaultCatalog() with options it reads and valid values; a runnable
+// scenario needs a fault or a workload, or nothing would produce it.
+void Checker::CheckFaults() {
   for (const FaultRef& f : s_.faults) {
     const FaultPrimitive* p = FindFault(f.name);
     if (!p) {
@@ -376,10 +486,15 @@ std::vector<Problem> Checker::Run() {
       }
     }
   }
-  if (!blocked && s_.faults.empty() && s_.workload.empty()) {
+  if (!blocked_ && s_.faults.empty() && s_.workload.empty()) {
     Add(s_.Line("status"), "faults-missing",
         "a runnable scenario names no fault primitive and no workload");
   }
+}
+
+// A fault is injected inside the observation window and, if it heals, heals after it was
+// injected and before the window ends.
+void Checker::CheckFaultSchedule() {
   for (const FaultRef& f : s_.faults) {
     if (f.at_s < 0 || f.at_s > s_.observe_s) {
       Add(f.line, "fault-schedule",
@@ -391,11 +506,20 @@ std::vector<Problem> Checker::Run() {
               " is not after at_s and within observe_s");
     }
   }
+}
+
+// Workload items become sbatch jobs: a job name, bounded counts and sizes, a start at most a
+// minute before the window, and partition, account and nodelist Slurm can parse.
+void Checker::CheckWorkload() {
   static const std::regex job_name("[a-z0-9]+(-[a-z0-9]+)*");
   static const std::regex slurm_name("[A-Za-z0-9_.\\[\\],-]*");
   for (const Workload& w : s_.workload) {
-    auto bad = [&](const std::string& what) { Add(w.line, "workload-invalid", w.name + ": " + what); };
-    if (!std::regex_match(w.name, job_name) || w.name.size() > 24) bad("name is not kebab-case (at most 24 characters)");
+    auto bad = [&](const std::string& what) {
+      Add(w.line, "workload-invalid", w.name + ": " + what);
+    };
+    if (!std::regex_match(w.name, job_name) || w.name.size() > 24) {
+      bad("name is not kebab-case (at most 24 characters)");
+    }
     if (w.count < 1 || w.count > 200) bad("count must be in [1, 200]");
     if (w.seconds < 1 || w.seconds > 3600) bad("seconds must be in [1, 3600]");
     if (w.nodes < 1 || w.nodes > 4) bad("nodes must be in [1, 4]");
@@ -404,46 +528,47 @@ std::vector<Problem> Checker::Run() {
       if (!std::regex_match(*v, slurm_name)) bad("'" + *v + "' is not a Slurm name or hostlist");
     }
   }
+}
 
-  // Signals: each must be a read slurm-mcp can make.
-  for (const Hop& h : chain) {
-    if (!blocked && h.signals.empty()) {
-      Add(h.line, "signals-missing", "hop " + h.node + " has no signals to measure it by");
-    }
-    for (const Signal& g : h.signals) {
-      if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
-    }
-  }
+// Every hop of the chain has signals, each a read slurm-mcp can make.
+void Checker::CheckHopSignals() {
+  for (const Hop& h : s_.causal_chain) Signals(h.line, "hop " + h.node, h.signals);
+}
 
-  // Ticket leaks.
-  std::string ticket = Lower(s_.symptom);
-  int tl = s_.Line("symptom");
-  if (diagnosable) {
-    if (ticket.find(Lower(root)) != std::string::npos) {
-      Add(tl, "ticket-leak", "the ticket names the root cause " + root);
-    } else if (const Component* c = FindComponent(root)) {
-      for (std::string_view w : c->keywords) {
-        if (ticket.find(w) != std::string::npos) {
-          Add(tl, "ticket-leak", "the ticket uses '" + std::string(w) + "', a key word of " + root);
-          break;
-        }
+// The ticket (the symptom text the agent is given) must not give the answer away: it must not
+// name the root cause, nor use one of the root cause's key words (the first one found is named).
+void Checker::CheckTicketNamesRoot() {
+  if (!diagnosable_) return;
+  const std::string ticket = Lower(s_.symptom);
+  const int line = s_.Line("symptom");
+  if (ticket.find(Lower(root_)) != std::string::npos) {
+    Add(line, "ticket-leak", "the ticket names the root cause " + root_);
+  } else if (const Component* c = FindComponent(root_)) {
+    for (std::string_view w : c->keywords) {
+      if (ticket.find(w) != std::string::npos) {
+        Add(line, "ticket-leak",
+            "the ticket uses '" + std::string(w) + "', a key word of " + root_);
+        break;
       }
     }
   }
-  if (!chain.empty()) {
-    static const std::regex quoted("'([^']{12,})'");
-    for (const Item& e : chain.front().evidence) {
-      for (std::sregex_iterator it(e.value.begin(), e.value.end(), quoted), end; it != end; ++it) {
-        std::string q = Lower((*it)[1].str());
-        if (ticket.find(q) != std::string::npos) {
-          Add(tl, "ticket-leak", "the ticket quotes the root hop's evidence '" + q + "'");
-        }
+}
+
+// Nor does the ticket quote the root hop's evidence: any '...' quotation of 12 characters or
+// more in the first hop's evidence must not appear in it (case-insensitive).
+void Checker::CheckTicketQuotesEvidence() {
+  if (s_.causal_chain.empty()) return;
+  static const std::regex quoted("'([^']{12,})'");
+  const std::string ticket = Lower(s_.symptom);
+  const int line = s_.Line("symptom");
+  for (const Item& e : s_.causal_chain.front().evidence) {
+    for (std::sregex_iterator it(e.value.begin(), e.value.end(), quoted), end; it != end; ++it) {
+      std::string q = Lower((*it)[1].str());
+      if (ticket.find(q) != std::string::npos) {
+        Add(line, "ticket-leak", "the ticket quotes the root hop's evidence '" + q + "'");
       }
     }
   }
-  std::stable_sort(out_.begin(), out_.end(),
-                   [](const Problem& a, const Problem& b) { return a.line < b.line; });
-  return out_;
 }
 
 std::vector<Problem> CheckIdDir(const Scenario& s) {
