@@ -1,4 +1,5 @@
 // Anthropic Messages API with tool use.
+#include "agents/llm/http_backend_base.h"
 #include "agents/llm/http_backends.h"
 
 namespace slurm_rca::agents {
@@ -62,9 +63,9 @@ Json AnthropicRequest(const BackendConfig& config, const std::vector<Message>& c
 }
 
 Result<Reply> ParseAnthropicReply(const std::string& body) {
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Status::MalformedReply("the body is not JSON");
-  if (!j.is_object()) return Status::MalformedReply("the body is not a JSON object");
+  Result<Json> parsed = ParseReplyObject(body);
+  if (!parsed.ok()) return parsed.status();
+  Json& j = *parsed;
   if (j.contains("type") && j["type"] == "error") {
     return Status::MalformedReply("the server answered an error: " +
                                   (j.contains("error") ? j["error"].dump() : std::string("?")));
@@ -99,56 +100,28 @@ Result<Reply> ParseAnthropicReply(const std::string& body) {
     // Other block types (thinking, …) carry nothing the loop uses.
   }
   if (j.contains("stop_reason") && j["stop_reason"].is_string()) r.stop_reason = j["stop_reason"];
-  if (j.contains("usage") && j["usage"].is_object()) {
-    const Json& u = j["usage"];
-    if (u.contains("input_tokens") && u["input_tokens"].is_number()) {
-      r.usage.input_tokens = static_cast<int64_t>(u["input_tokens"].get<double>());
-    }
-    if (u.contains("output_tokens") && u["output_tokens"].is_number()) {
-      r.usage.output_tokens = static_cast<int64_t>(u["output_tokens"].get<double>());
-    }
-  }
+  ReadUsage(j, "input_tokens", "output_tokens", &r.usage);
   return r;
 }
 
 namespace {
 
-class AnthropicBackend : public Backend {
+class AnthropicBackend : public HttpBackendBase {
  public:
   AnthropicBackend(const BackendConfig& config, Endpoint endpoint, std::string key)
-      : config_(config),
-        endpoint_(endpoint),
-        key_(std::move(key)),
-        poster_(endpoint, {config.ca_file, config.timeout_s, config.max_retries,
-                           config.backoff_initial_s, config.backoff_max_s}) {}
-
-  std::string Describe() const override {
-    return "anthropic:" + config_.model + "@" + endpoint_.ToString();
-  }
-
-  void SetDeadline(std::chrono::steady_clock::time_point deadline) override {
-    poster_.SetDeadline(deadline);
-  }
+      : HttpBackendBase("anthropic", config, std::move(endpoint), std::move(key)) {}
 
   Result<Reply> Complete(const std::vector<Message>& conversation,
                          const std::vector<ToolSpec>& tools) override {
-    std::multimap<std::string, std::string> headers = {{"x-api-key", key_},
+    std::multimap<std::string, std::string> headers = {{"x-api-key", key()},
                                                        {"anthropic-version", kAnthropicVersion}};
-    const std::string body =
-        AnthropicRequest(config_, conversation, tools).dump(-1, ' ', false,
-                                                            Json::error_handler_t::replace);
-    Result<HttpReply> http = poster_.Post("/v1/messages", headers, body);
+    Result<HttpReply> http =
+        PostJson("/v1/messages", headers, AnthropicRequest(config(), conversation, tools));
     if (!http.ok()) return http.status();
     Result<Reply> reply = ParseAnthropicReply(http->body);
     if (reply.ok()) reply->attempts = http->attempts;
     return reply;
   }
-
- private:
-  BackendConfig config_;
-  Endpoint endpoint_;
-  std::string key_;
-  JsonPoster poster_;
 };
 
 }  // namespace

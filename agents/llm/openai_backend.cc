@@ -1,5 +1,6 @@
 // OpenAI-compatible chat completions with tool calling (api.openai.com, vLLM, llama.cpp server,
 // Ollama).
+#include "agents/llm/http_backend_base.h"
 #include "agents/llm/http_backends.h"
 
 namespace slurm_rca::agents {
@@ -58,9 +59,9 @@ Json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conv
 }
 
 Result<Reply> ParseOpenAiReply(const std::string& body) {
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Status::MalformedReply("the body is not JSON");
-  if (!j.is_object()) return Status::MalformedReply("the body is not a JSON object");
+  Result<Json> parsed = ParseReplyObject(body);
+  if (!parsed.ok()) return parsed.status();
+  Json& j = *parsed;
   if (j.contains("error") && !j["error"].is_null()) {
     return Status::MalformedReply("the server answered an error: " + j["error"].dump());
   }
@@ -124,46 +125,25 @@ Result<Reply> ParseOpenAiReply(const std::string& body) {
       ++index;
     }
   }
-  if (j.contains("usage") && j["usage"].is_object()) {
-    const Json& u = j["usage"];
-    if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number()) {
-      r.usage.input_tokens = static_cast<int64_t>(u["prompt_tokens"].get<double>());
-    }
-    if (u.contains("completion_tokens") && u["completion_tokens"].is_number()) {
-      r.usage.output_tokens = static_cast<int64_t>(u["completion_tokens"].get<double>());
-    }
-  }
+  ReadUsage(j, "prompt_tokens", "completion_tokens", &r.usage);
   return r;
 }
 
 namespace {
 
-class OpenAiBackend : public Backend {
+class OpenAiBackend : public HttpBackendBase {
  public:
   OpenAiBackend(const BackendConfig& config, Endpoint endpoint, std::string key)
-      : config_(config),
-        endpoint_(endpoint),
-        key_(std::move(key)),
-        poster_(endpoint, {config.ca_file, config.timeout_s, config.max_retries,
-                           config.backoff_initial_s, config.backoff_max_s}) {}
-
-  std::string Describe() const override {
-    return "openai:" + config_.model + "@" + endpoint_.ToString();
-  }
-
-  void SetDeadline(std::chrono::steady_clock::time_point deadline) override {
-    poster_.SetDeadline(deadline);
-  }
+      : HttpBackendBase("openai", config, std::move(endpoint), std::move(key)) {}
 
   Result<Reply> Complete(const std::vector<Message>& conversation,
                          const std::vector<ToolSpec>& tools) override {
     std::multimap<std::string, std::string> headers;
-    if (!key_.empty()) headers.emplace("Authorization", "Bearer " + key_);
+    if (!key().empty()) headers.emplace("Authorization", "Bearer " + key());
     int attempts = 0;
     for (;;) {
-      const std::string body = OpenAiRequest(config_, conversation, tools, quirks_)
-                                   .dump(-1, ' ', false, Json::error_handler_t::replace);
-      Result<HttpReply> http = poster_.Post("/chat/completions", headers, body);
+      Result<HttpReply> http = PostJson("/chat/completions", headers,
+                                        OpenAiRequest(config(), conversation, tools, quirks_));
       if (!http.ok()) {
         const std::string& m = http.status().message();
         const bool bad_request = http.status().code() == Status::Code::kHttpError &&
@@ -189,10 +169,6 @@ class OpenAiBackend : public Backend {
   }
 
  private:
-  BackendConfig config_;
-  Endpoint endpoint_;
-  std::string key_;
-  JsonPoster poster_;
   OpenAiQuirks quirks_;
 };
 
