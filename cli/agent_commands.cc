@@ -67,8 +67,12 @@ class ReplaySession : public agents::Session {
                                                                const agents::Task& t) {
     std::string error;
     auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
-    s->backend_ = mcp::ReplayBackend::Open(t.bundle_dir, &error);
-    if (!s->backend_) return agents::Status::Unavailable("bundle " + t.bundle_dir + ": " + error);
+    auto replay = mcp::ReplayBackend::Open(t.bundle_dir);
+    if (!replay.ok()) {
+      return agents::Status::Unavailable("bundle " + t.bundle_dir + ": " +
+                                         replay.status().message());
+    }
+    s->backend_ = std::move(replay).value();
     s->backend_->SetOffset(t.offset_s);
     s->child_ = live::McpChild::Start(
         slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)}, &error);
@@ -442,10 +446,10 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   std::unique_ptr<mcp::Backend> raw;
   if (!o.replay.empty()) {
     args = {"--replay", o.replay, "--offset", std::to_string(o.offset_s)};
-    auto rb = mcp::ReplayBackend::Open(o.replay, &error);
-    if (!rb) return Fail("bundle " + o.replay + ": " + error, kUsage);
-    rb->SetOffset(o.offset_s);
-    raw = std::move(rb);
+    auto rb = mcp::ReplayBackend::Open(o.replay);
+    if (!rb.ok()) return Fail("bundle " + o.replay + ": " + rb.status().message(), kUsage);
+    (*rb)->SetOffset(o.offset_s);
+    raw = std::move(*rb);
   } else {
     raw = std::make_unique<mcp::LiveBackend>(lo);
   }

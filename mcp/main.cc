@@ -97,8 +97,13 @@ struct BackendFlags {
   // Builds the back-end; on error returns nullptr and sets *error.
   std::unique_ptr<Backend> Make(std::string* error) const {
     if (!replay.empty()) {
-      std::unique_ptr<ReplayBackend> b = ReplayBackend::Open(replay, error);
-      if (b && offset >= 0) b->SetOffset(offset);
+      auto opened = ReplayBackend::Open(replay);
+      if (!opened.ok()) {
+        *error = opened.status().message();
+        return nullptr;
+      }
+      std::unique_ptr<ReplayBackend> b = std::move(opened).value();
+      if (offset >= 0) b->SetOffset(offset);
       return b;
     }
     LiveOptions o;

@@ -185,12 +185,12 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
     m.error = "no recorded bundle " + bundle_dir + " (rca-bench record " + scenario.id + ")";
     return m;
   }
-  std::string error;
-  std::unique_ptr<mcp::ReplayBackend> replay = mcp::ReplayBackend::Open(bundle_dir, &error);
-  if (!replay) {
-    m.error = error;
+  auto opened = mcp::ReplayBackend::Open(bundle_dir);
+  if (!opened.ok()) {
+    m.error = opened.status().message();
     return m;
   }
+  std::unique_ptr<mcp::ReplayBackend> replay = std::move(opened).value();
   if (replay->scenario() != scenario.id) {
     m.error = bundle_dir + " records scenario '" + replay->scenario() + "', not " + scenario.id;
     return m;

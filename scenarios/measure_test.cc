@@ -260,10 +260,9 @@ TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
   for (const Scenario& s : suite.scenarios) {
     if (s.status != "runnable") continue;
     std::string dir = BundleDir(s.id, GetParam());
-    std::string error;
-    auto replay = mcp::ReplayBackend::Open(dir, &error);
-    ASSERT_TRUE(replay) << s.id << ": " << error;
-    EXPECT_GE(replay->snapshots().size(), 3u) << s.id;
+    auto replay = mcp::ReplayBackend::Open(dir);
+    ASSERT_TRUE(replay.ok()) << s.id << ": " << replay.status().message();
+    EXPECT_GE((*replay)->snapshots().size(), 3u) << s.id;
     Measurement m = MeasureScenario(s, dir);
     EXPECT_EQ(m.trials, 3) << s.id;
     for (const HopResult& h : m.hops) {

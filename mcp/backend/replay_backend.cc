@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -71,16 +72,19 @@ bool ParseOutcome(const std::string& name, Evidence::Outcome* out) {
   return false;
 }
 
-// Validates one JSON object against its required and optional keys; the first problem wins.
+// Validates one JSON object against its required and optional keys. Each check returns false
+// after recording what it found in status(), the message prefixed by the manifest's path; Open
+// stops at the first problem, so that is the one reported.
 class Checker {
  public:
-  Checker(std::string manifest, std::string* error)
-      : manifest_(std::move(manifest)), error_(error) {}
+  explicit Checker(std::string manifest) : manifest_(std::move(manifest)) {}
 
-  bool Fail(const std::string& where, const std::string& what) {
-    *error_ = manifest_ + ": " + (where.empty() ? "" : where + ": ") + what;
+  bool Fail(const std::string& where, const std::string& what,
+            base::Status::Code code = base::Status::Code::kInvalidArgument) {
+    status_ = base::Status(code, manifest_ + ": " + (where.empty() ? "" : where + ": ") + what);
     return false;
   }
+  const base::Status& status() const { return status_; }
 
   // Every key of obj is in allowed, every key of required is present.
   bool Keys(const json& obj, const std::string& where, const std::set<std::string>& required,
@@ -129,6 +133,13 @@ class Checker {
     return true;
   }
 
+  bool Boolean(const json& obj, const std::string& where, const std::string& key, bool* out) {
+    const json& v = obj.at(key);
+    if (!v.is_boolean()) return Fail(Field(where, key), Expected("a boolean", v));
+    *out = v.get<bool>();
+    return true;
+  }
+
   static std::string Field(const std::string& where, const std::string& key) {
     return where.empty() ? key : where + "." + key;
   }
@@ -138,243 +149,306 @@ class Checker {
 
  private:
   std::string manifest_;
-  std::string* error_;
+  base::Status status_;
 };
 
-// A stream file named by the manifest: relative, inside the bundle, a readable regular file.
-bool LoadStream(const fs::path& dir, const std::string& name, const std::string& field,
-                Checker& check, std::map<std::string, std::string>& loaded, std::string* out) {
-  if (auto it = loaded.find(name); it != loaded.end()) {
-    *out = it->second;
+// The stdout and stderr files the manifest names. Each is read once: reads of several snapshots
+// may share a file (an empty stderr, say).
+class StreamFiles {
+ public:
+  explicit StreamFiles(fs::path root) : root_(std::move(root)) {}
+
+  // A stream file named by the manifest: relative, inside the bundle, a readable regular file.
+  // `field` is where the manifest names it, for the message.
+  bool Load(const std::string& name, const std::string& field, Checker& check, std::string* out) {
+    if (auto it = loaded_.find(name); it != loaded_.end()) {
+      *out = it->second;
+      return true;
+    }
+    fs::path rel(name);
+    if (rel.is_absolute())
+      return check.Fail(field, "\"" + name + "\" must be relative to the bundle");
+    for (const fs::path& part : rel) {
+      if (part == "..") return check.Fail(field, "\"" + name + "\" must not leave the bundle (..)");
+    }
+    const fs::path full = root_ / rel;
+    std::error_code ec;
+    if (!fs::is_regular_file(full, ec)) {
+      return check.Fail(field,
+                        "cannot read " + full.string() + ": " +
+                            (ec ? ec.message() : std::string("not a regular file")),
+                        base::Status::Code::kIoError);
+    }
+    std::ifstream f(full, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (!f.good() && !f.eof()) {
+      return check.Fail(field, "cannot read " + full.string(), base::Status::Code::kIoError);
+    }
+    *out = ss.str();
+    loaded_.emplace(name, *out);
     return true;
   }
-  fs::path rel(name);
-  if (rel.is_absolute())
-    return check.Fail(field, "\"" + name + "\" must be relative to the bundle");
-  for (const fs::path& part : rel) {
-    if (part == "..") return check.Fail(field, "\"" + name + "\" must not leave the bundle (..)");
+
+ private:
+  fs::path root_;
+  std::map<std::string, std::string> loaded_;  // stream file -> contents
+};
+
+// The manifest's top-level fields other than `snapshots`: what the bundle says about itself.
+struct BundleHeader {
+  std::string slurm_version;
+  std::string scenario;
+  std::string profile;
+  std::string recorded_at;
+  std::string trials_json;
+};
+
+// Step 1: manifest.json opens and is JSON. A manifest that cannot be opened most often means a
+// wrong directory, so the message asks whether `dir` is a bundle at all.
+bool ParseManifest(const fs::path& path, const std::string& dir, Checker& check, json* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return check.Fail("", "cannot open (is " + dir + " an evidence bundle?)",
+                      base::Status::Code::kIoError);
   }
-  const fs::path full = dir / rel;
-  std::error_code ec;
-  if (!fs::is_regular_file(full, ec)) {
-    return check.Fail(field, "cannot read " + full.string() + ": " +
-                                 (ec ? ec.message() : std::string("not a regular file")));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    *out = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    return check.Fail("", std::string("not valid JSON: ") + e.what());
   }
-  std::ifstream f(full, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (!f.good() && !f.eof()) return check.Fail(field, "cannot read " + full.string());
-  *out = ss.str();
-  loaded.emplace(name, *out);
+  return true;
+}
+
+// Step 2a: `format` names a revision this reader knows, and `trials` (the timing of every
+// recorded trial) appears only in revision 2, as an object; it is kept as JSON text.
+bool ReadFormat(const json& m, Checker& check, std::string* trials_json) {
+  std::string format;
+  if (!check.String(m, "", "format", &format)) return false;
+  if (format != kEvidenceBundleFormat && format != kEvidenceBundleFormat2) {
+    return check.Fail("format", "\"" + format + "\" is not " + kEvidenceBundleFormat + " or " +
+                                    kEvidenceBundleFormat2);
+  }
+  if (!m.contains("trials")) return true;
+  if (format != kEvidenceBundleFormat2) {
+    return check.Fail("trials", std::string("is a field of ") + kEvidenceBundleFormat2);
+  }
+  if (!m.at("trials").is_object()) {
+    return check.Fail("trials", Checker::Expected("an object", m.at("trials")));
+  }
+  *trials_json = m.at("trials").dump();
+  return true;
+}
+
+// Step 2b: the background the recording lab had (the benchmark's busy profile), both optional:
+// `profile` clean or busy, and `seed`, the busy profile's seed (checked, not kept).
+bool ReadBackground(const json& m, Checker& check, std::string* profile) {
+  if (m.contains("profile")) {
+    if (!check.String(m, "", "profile", profile)) return false;
+    if (*profile != "clean" && *profile != "busy") {
+      return check.Fail("profile", "\"" + *profile + "\" is not clean or busy");
+    }
+  }
+  if (m.contains("seed") && !m.at("seed").is_number_unsigned()) {
+    return check.Fail("seed", Checker::Expected("a non-negative integer", m.at("seed")));
+  }
+  return true;
+}
+
+// Step 2: the top-level fields, always checked in this order, so that a manifest with several
+// problems reports the same one every time; `generator` and `comment` are free text for
+// people, checked only to be strings.
+bool ReadHeader(const json& m, Checker& check, BundleHeader* h) {
+  if (!check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
+                  {"scenario", "generator", "comment", "trials", "profile", "seed"}) ||
+      !ReadFormat(m, check, &h->trials_json) ||
+      !check.String(m, "", "slurm_version", &h->slurm_version) ||
+      !check.Time(m, "", "recorded_at", &h->recorded_at)) {
+    return false;
+  }
+  if (m.contains("scenario") && !check.String(m, "", "scenario", &h->scenario)) return false;
+  if (!ReadBackground(m, check, &h->profile)) return false;
+  for (const char* key : {"generator", "comment"}) {
+    std::string unused;
+    if (m.contains(key) && !check.String(m, "", key, &unused, false)) return false;
+  }
+  return true;
+}
+
+// Step 5a: `argv`, a non-empty array of strings: the key a replayed Read is looked up by.
+bool ReadArgv(const json& rj, const std::string& rw, Checker& check,
+              std::vector<std::string>* out) {
+  const json& argv = rj.at("argv");
+  if (!argv.is_array() || argv.empty()) {
+    return check.Fail(rw + ".argv", argv.is_array()
+                                        ? "must not be empty"
+                                        : Checker::Expected("an array of strings", argv));
+  }
+  for (std::size_t ai = 0; ai < argv.size(); ++ai) {
+    if (!argv[ai].is_string()) {
+      return check.Fail(rw + ".argv[" + std::to_string(ai) + "]",
+                        Checker::Expected("a string", argv[ai]));
+    }
+    out->push_back(argv[ai].get<std::string>());
+  }
+  return true;
+}
+
+// Step 5b: how the read ended: `outcome` is one of Evidence's outcomes, and an ok read exited 0
+// (a recording that says otherwise is inconsistent, not a success to trust).
+bool ReadOutcome(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
+  const json& exit_code = rj.at("exit_code");
+  if (!exit_code.is_number_integer()) {
+    return check.Fail(rw + ".exit_code", Checker::Expected("an integer", exit_code));
+  }
+  e->exit_code = exit_code.get<int>();
+  std::string outcome;
+  if (!check.String(rj, rw, "outcome", &outcome)) return false;
+  if (!ParseOutcome(outcome, &e->outcome)) {
+    return check.Fail(rw + ".outcome", "\"" + outcome +
+                                           "\" is not one of ok, failed, timed_out, refused, "
+                                           "unavailable");
+  }
+  if (e->outcome == Evidence::Outcome::kOk && e->exit_code != 0) {
+    return check.Fail(rw + ".exit_code",
+                      "an ok read must have exit code 0, got " + std::to_string(e->exit_code));
+  }
+  return true;
+}
+
+// Step 5c: how long the read took, and `timed_out`, which restates the outcome and must agree
+// with it (true exactly when the outcome is timed_out).
+bool ReadTiming(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
+  double duration_ms = 0;
+  if (!check.Number(rj, rw, "duration_ms", &duration_ms)) return false;
+  if (duration_ms < 0) return check.Fail(rw + ".duration_ms", "must not be negative");
+  e->seconds = duration_ms / 1000.0;
+  bool timed_out = false;
+  if (!check.Boolean(rj, rw, "timed_out", &timed_out)) return false;
+  if (timed_out != (e->outcome == Evidence::Outcome::kTimedOut)) {
+    return check.Fail(rw + ".timed_out", std::string(timed_out ? "true" : "false") +
+                                             " contradicts outcome \"" + OutcomeName(e->outcome) +
+                                             "\"");
+  }
+  return true;
+}
+
+// Step 5: one recorded read (`rw` names it: snapshots[i].reads[j]) as the Evidence that Read
+// will return for its argv: source "replay", the snapshot's time, the recorded streams. A read
+// that is not ok must carry its cause: a failure never replays as an empty answer.
+bool ReadRecordedRead(const json& rj, const std::string& rw, const std::string& taken_at,
+                      StreamFiles& files, Checker& check, Evidence* e) {
+  if (!check.Keys(rj, rw,
+                  {"argv", "exit_code", "outcome", "duration_ms", "timed_out", "stdout_file",
+                   "stderr_file", "cause"},
+                  {"stdout_truncated", "topic"})) {
+    return false;
+  }
+  e->source = "replay";
+  e->evidence_time = taken_at;
+  if (!ReadArgv(rj, rw, check, &e->argv) || !ReadOutcome(rj, rw, check, e) ||
+      !ReadTiming(rj, rw, check, e)) {
+    return false;
+  }
+  if (rj.contains("stdout_truncated") &&
+      !check.Boolean(rj, rw, "stdout_truncated", &e->out_truncated)) {
+    return false;
+  }
+  std::string topic;  // the topic whose read it was; checked, not kept
+  if (rj.contains("topic") && !check.String(rj, rw, "topic", &topic)) return false;
+  if (!check.String(rj, rw, "cause", &e->cause, false)) return false;
+  if (e->outcome != Evidence::Outcome::kOk && e->cause.empty()) {
+    return check.Fail(rw + ".cause", std::string("a read with outcome \"") +
+                                         OutcomeName(e->outcome) + "\" needs its cause");
+  }
+  std::string stdout_file, stderr_file;
+  return check.String(rj, rw, "stdout_file", &stdout_file) &&
+         check.String(rj, rw, "stderr_file", &stderr_file) &&
+         files.Load(stdout_file, rw + ".stdout_file", check, &e->out) &&
+         files.Load(stderr_file, rw + ".stderr_file", check, &e->err);
+}
+
+// Step 4: one snapshot (`where` names it: snapshots[i]). Offsets must increase strictly, so
+// that SetOffset's "latest at or before" picks one snapshot; an argv appears at most once, so
+// that Read has one answer.
+bool ReadSnapshot(const json& sj, const std::string& where,
+                  const std::vector<ReplayBackend::Snapshot>& earlier, StreamFiles& files,
+                  Checker& check, ReplayBackend::Snapshot* snap) {
+  if (!check.Keys(sj, where, {"offset_seconds", "taken_at", "reads"}, {"comment"}) ||
+      !check.Number(sj, where, "offset_seconds", &snap->offset_seconds) ||
+      !check.Time(sj, where, "taken_at", &snap->taken_at)) {
+    return false;
+  }
+  if (!earlier.empty() && snap->offset_seconds <= earlier.back().offset_seconds) {
+    return check.Fail(where + ".offset_seconds", FormatOffset(snap->offset_seconds) +
+                                                     " is not after the previous snapshot's " +
+                                                     FormatOffset(earlier.back().offset_seconds) +
+                                                     " (offsets must increase)");
+  }
+  const json& reads = sj.at("reads");
+  if (!reads.is_array()) return check.Fail(where + ".reads", Checker::Expected("an array", reads));
+  for (std::size_t ri = 0; ri < reads.size(); ++ri) {
+    const std::string rw = where + ".reads[" + std::to_string(ri) + "]";
+    Evidence e;
+    if (!ReadRecordedRead(reads[ri], rw, snap->taken_at, files, check, &e)) return false;
+    std::vector<std::string> key = e.argv;
+    const std::string shown = JoinArgv(key);
+    if (!snap->reads.emplace(std::move(key), std::move(e)).second) {
+      return check.Fail(rw + ".argv", "\"" + shown + "\" is recorded twice in this snapshot");
+    }
+  }
+  return true;
+}
+
+// Step 3: `snapshots` is a non-empty array (a bundle without one could answer nothing), each
+// snapshot read in turn.
+bool ReadSnapshots(const json& m, StreamFiles& files, Checker& check,
+                   std::vector<ReplayBackend::Snapshot>* out) {
+  const json& snapshots = m.at("snapshots");
+  if (!snapshots.is_array()) {
+    return check.Fail("snapshots", Checker::Expected("an array", snapshots));
+  }
+  if (snapshots.empty()) return check.Fail("snapshots", "must hold at least one snapshot");
+  for (std::size_t si = 0; si < snapshots.size(); ++si) {
+    ReplayBackend::Snapshot snap;
+    if (!ReadSnapshot(snapshots[si], "snapshots[" + std::to_string(si) + "]", *out, files, check,
+                      &snap)) {
+      return false;
+    }
+    out->push_back(std::move(snap));
+  }
   return true;
 }
 
 }  // namespace
 
-std::unique_ptr<ReplayBackend> ReplayBackend::Open(const std::string& dir, std::string* error) {
-  std::string ignored;
-  if (error == nullptr) error = &ignored;
+// Reads the whole bundle before building anything, so that a bundle is served entirely or not
+// at all: manifest.json (step 1), its header (2), the snapshots (3), each snapshot (4) and each
+// recorded read (5), with the stream files the reads name.
+base::Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const std::string& dir) {
   const fs::path root(dir);
   const fs::path manifest_path = root / "manifest.json";
-  Checker check(manifest_path.string(), error);
-
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) {
-    check.Fail("", "cannot open (is " + dir + " an evidence bundle?)");
-    return nullptr;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  json m;
-  try {
-    m = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    check.Fail("", std::string("not valid JSON: ") + e.what());
-    return nullptr;
+  Checker check(manifest_path.string());
+  StreamFiles files(root);
+  json manifest;
+  BundleHeader header;
+  std::vector<Snapshot> snapshots;
+  if (!ParseManifest(manifest_path, dir, check, &manifest) ||
+      !ReadHeader(manifest, check, &header) || !ReadSnapshots(manifest, files, check, &snapshots)) {
+    return check.status();
   }
 
   std::unique_ptr<ReplayBackend> b(new ReplayBackend());
   b->dir_ = dir;
-  if (!check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
-                  {"scenario", "generator", "comment", "trials", "profile", "seed"})) {
-    return nullptr;
-  }
-  std::string format;
-  if (!check.String(m, "", "format", &format)) return nullptr;
-  if (format != kEvidenceBundleFormat && format != kEvidenceBundleFormat2) {
-    check.Fail("format", "\"" + format + "\" is not " + kEvidenceBundleFormat + " or " +
-                             kEvidenceBundleFormat2);
-    return nullptr;
-  }
-  if (m.contains("trials")) {
-    if (format != kEvidenceBundleFormat2) {
-      check.Fail("trials", std::string("is a field of ") + kEvidenceBundleFormat2);
-      return nullptr;
-    }
-    if (!m.at("trials").is_object()) {
-      check.Fail("trials", Checker::Expected("an object", m.at("trials")));
-      return nullptr;
-    }
-    b->trials_json_ = m.at("trials").dump();
-  }
-  if (!check.String(m, "", "slurm_version", &b->slurm_version_) ||
-      !check.Time(m, "", "recorded_at", &b->recorded_at_)) {
-    return nullptr;
-  }
-  if (m.contains("scenario") && !check.String(m, "", "scenario", &b->scenario_)) return nullptr;
-  // The background the recording lab had (the benchmark's busy profile): clean or busy, and the
-  // busy profile's seed.
-  if (m.contains("profile")) {
-    if (!check.String(m, "", "profile", &b->profile_)) return nullptr;
-    if (b->profile_ != "clean" && b->profile_ != "busy") {
-      check.Fail("profile", "\"" + b->profile_ + "\" is not clean or busy");
-      return nullptr;
-    }
-  }
-  if (m.contains("seed")) {
-    const json& seed = m.at("seed");
-    if (!seed.is_number_unsigned()) {
-      check.Fail("seed", Checker::Expected("a non-negative integer", seed));
-      return nullptr;
-    }
-  }
-  for (const char* key : {"generator", "comment"}) {
-    std::string unused;
-    if (m.contains(key) && !check.String(m, "", key, &unused, false)) return nullptr;
-  }
-  const json& snapshots = m.at("snapshots");
-  if (!snapshots.is_array()) {
-    check.Fail("snapshots", Checker::Expected("an array", snapshots));
-    return nullptr;
-  }
-  if (snapshots.empty()) {
-    check.Fail("snapshots", "must hold at least one snapshot");
-    return nullptr;
-  }
-
-  std::map<std::string, std::string> loaded;  // stream file -> contents
-  for (std::size_t si = 0; si < snapshots.size(); ++si) {
-    const json& sj = snapshots[si];
-    const std::string where = "snapshots[" + std::to_string(si) + "]";
-    Snapshot snap;
-    if (!check.Keys(sj, where, {"offset_seconds", "taken_at", "reads"}, {"comment"}) ||
-        !check.Number(sj, where, "offset_seconds", &snap.offset_seconds) ||
-        !check.Time(sj, where, "taken_at", &snap.taken_at)) {
-      return nullptr;
-    }
-    if (!b->snapshots_.empty() && snap.offset_seconds <= b->snapshots_.back().offset_seconds) {
-      check.Fail(where + ".offset_seconds", FormatOffset(snap.offset_seconds) +
-                                                " is not after the previous snapshot's " +
-                                                FormatOffset(b->snapshots_.back().offset_seconds) +
-                                                " (offsets must increase)");
-      return nullptr;
-    }
-    const json& reads = sj.at("reads");
-    if (!reads.is_array()) {
-      check.Fail(where + ".reads", Checker::Expected("an array", reads));
-      return nullptr;
-    }
-    for (std::size_t ri = 0; ri < reads.size(); ++ri) {
-      const json& rj = reads[ri];
-      const std::string rw = where + ".reads[" + std::to_string(ri) + "]";
-      if (!check.Keys(rj, rw,
-                      {"argv", "exit_code", "outcome", "duration_ms", "timed_out", "stdout_file",
-                       "stderr_file", "cause"},
-                      {"stdout_truncated", "topic"})) {
-        return nullptr;
-      }
-      Evidence e;
-      e.source = "replay";
-      e.evidence_time = snap.taken_at;
-
-      const json& argv = rj.at("argv");
-      if (!argv.is_array() || argv.empty()) {
-        check.Fail(rw + ".argv", argv.is_array() ? "must not be empty"
-                                                 : Checker::Expected("an array of strings", argv));
-        return nullptr;
-      }
-      for (std::size_t ai = 0; ai < argv.size(); ++ai) {
-        if (!argv[ai].is_string()) {
-          check.Fail(rw + ".argv[" + std::to_string(ai) + "]",
-                     Checker::Expected("a string", argv[ai]));
-          return nullptr;
-        }
-        e.argv.push_back(argv[ai].get<std::string>());
-      }
-
-      const json& exit_code = rj.at("exit_code");
-      if (!exit_code.is_number_integer()) {
-        check.Fail(rw + ".exit_code", Checker::Expected("an integer", exit_code));
-        return nullptr;
-      }
-      e.exit_code = exit_code.get<int>();
-
-      std::string outcome;
-      if (!check.String(rj, rw, "outcome", &outcome)) return nullptr;
-      if (!ParseOutcome(outcome, &e.outcome)) {
-        check.Fail(rw + ".outcome", "\"" + outcome +
-                                        "\" is not one of ok, failed, timed_out, refused, "
-                                        "unavailable");
-        return nullptr;
-      }
-      if (e.outcome == Evidence::Outcome::kOk && e.exit_code != 0) {
-        check.Fail(rw + ".exit_code",
-                   "an ok read must have exit code 0, got " + std::to_string(e.exit_code));
-        return nullptr;
-      }
-
-      double duration_ms = 0;
-      if (!check.Number(rj, rw, "duration_ms", &duration_ms)) return nullptr;
-      if (duration_ms < 0) {
-        check.Fail(rw + ".duration_ms", "must not be negative");
-        return nullptr;
-      }
-      e.seconds = duration_ms / 1000.0;
-
-      const json& timed_out = rj.at("timed_out");
-      if (!timed_out.is_boolean()) {
-        check.Fail(rw + ".timed_out", Checker::Expected("a boolean", timed_out));
-        return nullptr;
-      }
-      if (timed_out.get<bool>() != (e.outcome == Evidence::Outcome::kTimedOut)) {
-        check.Fail(rw + ".timed_out", std::string(timed_out.get<bool>() ? "true" : "false") +
-                                          " contradicts outcome \"" + outcome + "\"");
-        return nullptr;
-      }
-      if (rj.contains("stdout_truncated")) {
-        const json& t = rj.at("stdout_truncated");
-        if (!t.is_boolean()) {
-          check.Fail(rw + ".stdout_truncated", Checker::Expected("a boolean", t));
-          return nullptr;
-        }
-        e.out_truncated = t.get<bool>();
-      }
-      std::string topic;
-      if (rj.contains("topic") && !check.String(rj, rw, "topic", &topic)) return nullptr;
-
-      if (!check.String(rj, rw, "cause", &e.cause, false)) return nullptr;
-      if (e.outcome != Evidence::Outcome::kOk && e.cause.empty()) {
-        check.Fail(rw + ".cause", "a read with outcome \"" + outcome + "\" needs its cause");
-        return nullptr;
-      }
-
-      std::string stdout_file, stderr_file;
-      if (!check.String(rj, rw, "stdout_file", &stdout_file) ||
-          !check.String(rj, rw, "stderr_file", &stderr_file) ||
-          !LoadStream(root, stdout_file, rw + ".stdout_file", check, loaded, &e.out) ||
-          !LoadStream(root, stderr_file, rw + ".stderr_file", check, loaded, &e.err)) {
-        return nullptr;
-      }
-
-      std::vector<std::string> key = e.argv;
-      const std::string shown = JoinArgv(key);
-      if (!snap.reads.emplace(std::move(key), std::move(e)).second) {
-        check.Fail(rw + ".argv", "\"" + shown + "\" is recorded twice in this snapshot");
-        return nullptr;
-      }
-    }
-    b->snapshots_.push_back(std::move(snap));
-  }
+  b->slurm_version_ = std::move(header.slurm_version);
+  b->scenario_ = std::move(header.scenario);
+  b->profile_ = std::move(header.profile);
+  b->recorded_at_ = std::move(header.recorded_at);
+  b->trials_json_ = std::move(header.trials_json);
+  b->snapshots_ = std::move(snapshots);
+  // Until SetOffset says otherwise, serve the last snapshot: the bundle's final state.
   b->selected_ = static_cast<int>(b->snapshots_.size()) - 1;
   b->offset_ = b->snapshots_.back().offset_seconds;
   return b;

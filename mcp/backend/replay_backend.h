@@ -8,9 +8,9 @@
 // failure, with their causes. An argv the snapshot does not hold is kUnavailable, never an empty
 // result. No process is ever started.
 //
-//   std::string error;
-//   std::unique_ptr<ReplayBackend> replay = ReplayBackend::Open("fixtures/db-freeze", &error);
-//   if (!replay) die(error);        // names the file and the field at fault
+//   auto opened = ReplayBackend::Open("fixtures/db-freeze");  // base::Result<unique_ptr<...>>
+//   if (!opened.ok()) die(opened.status().message());   // names the file and the field at fault
+//   std::unique_ptr<ReplayBackend> replay = std::move(opened).value();
 //   replay->SetOffset(120);         // the latest snapshot taken at or before 120 s
 //   Evidence e = replay->Read({"squeue", "--noheader"});
 //
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/evidence/evidence.h"
 
 namespace slurm_rca::mcp {
@@ -43,9 +44,10 @@ class ReplayBackend : public Backend {
     std::map<std::vector<std::string>, Evidence> reads;
   };
 
-  // Loads and validates the whole bundle. nullptr and *error (naming the file and the field)
-  // when anything is missing, mistyped or inconsistent.
-  static std::unique_ptr<ReplayBackend> Open(const std::string& dir, std::string* error);
+  // Loads and validates the whole bundle; never null. On failure the status's message names the
+  // file and the field: an io error when manifest.json or a stream file it names cannot be
+  // read, an invalid argument when anything is missing, mistyped or inconsistent.
+  static base::Result<std::unique_ptr<ReplayBackend>> Open(const std::string& dir);
 
   std::string Label() const override { return "replay"; }
   Evidence Read(const std::vector<std::string>& argv) override;

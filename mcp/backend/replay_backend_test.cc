@@ -92,10 +92,9 @@ class ReplayBackendTest : public ::testing::Test {
   void WriteManifest(const json& m) { WriteFile(dir_ + "/manifest.json", m.dump(2)); }
 
   std::unique_ptr<ReplayBackend> Open() {
-    std::string error;
-    auto b = ReplayBackend::Open(dir_, &error);
-    EXPECT_TRUE(b != nullptr) << error;
-    return b;
+    auto b = ReplayBackend::Open(dir_);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    return b.ok() ? std::move(b).value() : nullptr;
   }
 
   // Open must fail on a manifest changed by `edit`, with an error holding every `expected`.
@@ -104,8 +103,9 @@ class ReplayBackendTest : public ::testing::Test {
     json m = GoodManifest();
     edit(m);
     WriteManifest(m);
-    std::string error;
-    EXPECT_EQ(ReplayBackend::Open(dir_, &error), nullptr);
+    auto b = ReplayBackend::Open(dir_);
+    EXPECT_FALSE(b.ok());
+    const std::string& error = b.status().message();
     for (const std::string& e : expected) {
       EXPECT_NE(error.find(e), std::string::npos) << "want \"" << e << "\" in: " << error;
     }
@@ -229,13 +229,41 @@ TEST_F(ReplayBackendTest, ReadLogServesTheRecordedLogRead) {
 }
 
 TEST_F(ReplayBackendTest, MissingManifestOrBadJsonFails) {
-  std::string error;
-  EXPECT_EQ(ReplayBackend::Open(dir_ + "/nowhere", &error), nullptr);
-  EXPECT_NE(error.find("manifest.json: cannot open"), std::string::npos) << error;
+  auto nowhere = ReplayBackend::Open(dir_ + "/nowhere");
+  ASSERT_FALSE(nowhere.ok());
+  EXPECT_EQ(nowhere.status().message(), dir_ + "/nowhere/manifest.json: cannot open (is " + dir_ +
+                                            "/nowhere an evidence bundle?)");
+  EXPECT_EQ(nowhere.status().code(), base::Status::Code::kIoError);
 
   WriteFile(dir_ + "/manifest.json", "{\"format\": ");
-  EXPECT_EQ(ReplayBackend::Open(dir_, &error), nullptr);
-  EXPECT_NE(error.find("manifest.json: not valid JSON"), std::string::npos) << error;
+  auto bad_json = ReplayBackend::Open(dir_);
+  ASSERT_FALSE(bad_json.ok());
+  EXPECT_NE(bad_json.status().message().find("manifest.json: not valid JSON"), std::string::npos)
+      << bad_json.status().message();
+  EXPECT_EQ(bad_json.status().code(), base::Status::Code::kInvalidArgument);
+}
+
+// A file that cannot be read is an io error; a manifest that is read but wrong, an invalid
+// argument. Either way the message is the whole story, as the callers print it.
+TEST_F(ReplayBackendTest, TheStatusSaysWhetherAFileWasUnreadableOrWrong) {
+  json m = GoodManifest();
+  m["snapshots"][0]["reads"][0]["stdout_file"] = "reads/gone.out";
+  WriteManifest(m);
+  auto unreadable = ReplayBackend::Open(dir_);
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_EQ(unreadable.status().code(), base::Status::Code::kIoError);
+  EXPECT_EQ(unreadable.status().ToString(), "io error: " + unreadable.status().message());
+
+  m = GoodManifest();
+  m["snapshots"][0]["reads"][0]["exit_code"] = 2;
+  WriteManifest(m);
+  auto wrong = ReplayBackend::Open(dir_);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), base::Status::Code::kInvalidArgument);
+  EXPECT_EQ(wrong.status().message(),
+            dir_ +
+                "/manifest.json: snapshots[0].reads[0].exit_code: an ok read must have exit "
+                "code 0, got 2");
 }
 
 TEST_F(ReplayBackendTest, MalformedManifestsFailWithTheFieldNamed) {

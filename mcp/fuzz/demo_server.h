@@ -19,13 +19,12 @@ namespace slurm_rca::mcp::fuzz {
 
 inline Server& DemoServer() {
   static Server* server = [] {
-    std::string error;
-    static std::unique_ptr<ReplayBackend> backend =
-        ReplayBackend::Open(SLURM_RCA_SOURCE_DIR "/fixtures/demo", &error);
-    if (!backend) {
-      std::fprintf(stderr, "cannot open fixtures/demo: %s\n", error.c_str());
+    auto opened = ReplayBackend::Open(SLURM_RCA_SOURCE_DIR "/fixtures/demo");
+    if (!opened.ok()) {
+      std::fprintf(stderr, "cannot open fixtures/demo: %s\n", opened.status().message().c_str());
       std::abort();
     }
+    static std::unique_ptr<ReplayBackend> backend = std::move(opened).value();
     SurfaceOptions surface;
     surface.backend = backend.get();
     ServerOptions options;

@@ -435,9 +435,9 @@ TEST(FabricToolTest, NoDeviceAndReplayAreNoEvidence) {
   EXPECT_NE(ResultText(r).find("NO EVIDENCE (unavailable, live"), std::string::npos)
       << ResultText(r);
 
-  std::string error;
-  auto replay = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
-  ASSERT_NE(replay, nullptr) << error;
+  auto opened = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<ReplayBackend> replay = std::move(opened).value();
   ToolResult rr = QueryFabric(*replay);
   EXPECT_TRUE(rr.is_error);
   EXPECT_NE(ResultText(rr).find("NO EVIDENCE (unavailable, replay"), std::string::npos)

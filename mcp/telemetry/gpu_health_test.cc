@@ -494,9 +494,9 @@ TEST(GpuHealthToolTest, AFailedQueryIsNoEvidence) {
 }
 
 TEST(GpuHealthToolTest, ARecordedBundleWithoutTheTopicAnswersNotInTheBundle) {
-  std::string error;
-  auto replay = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
-  ASSERT_NE(replay, nullptr) << error;
+  auto opened = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<ReplayBackend> replay = std::move(opened).value();
   ToolResult r = QueryGpuHealth(*replay);
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(ResultText(r).find("NO EVIDENCE (unavailable, replay"), std::string::npos)

@@ -317,9 +317,9 @@ TEST(GpuIdleToolTest, SamplingOffOrReplayIsNoEvidence) {
       << ResultText(r);
   EXPECT_NE(ResultText(r).find("sampling is off"), std::string::npos) << ResultText(r);
 
-  std::string error;
-  auto replay = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
-  ASSERT_NE(replay, nullptr) << error;
+  auto opened = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<ReplayBackend> replay = std::move(opened).value();
   o.backend = replay.get();
   r = QueryGpuIdle(o);
   EXPECT_TRUE(r.is_error);

@@ -23,9 +23,9 @@ class NullContext : public ToolContext {
 class ToolsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string error;
-    backend_ = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo", &error);
-    ASSERT_NE(backend_, nullptr) << error;
+    auto opened = ReplayBackend::Open(std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo");
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    backend_ = std::move(opened).value();
     SurfaceOptions o;
     o.backend = backend_.get();
     o.audit = [this](const Json& j) { audit_.push_back(j); };

@@ -309,12 +309,12 @@ struct TrialResult {
 // Evaluates each hop on a recorded bundle: the first post-fault snapshot where it holds.
 TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
   TrialResult r;
-  std::string error;
-  auto replay = mcp::ReplayBackend::Open(bundle, &error);
-  if (!replay) {
-    r.status = Status::Error(error);
+  auto opened = mcp::ReplayBackend::Open(bundle);
+  if (!opened.ok()) {
+    r.status = Status::Error(opened.status().message());
     return r;
   }
+  std::unique_ptr<mcp::ReplayBackend> replay = std::move(opened).value();
   r.recorded_at = replay->recorded_at();
   r.slurm_version = replay->slurm_version();
   for (const sc::Hop& hop : s.causal_chain) {
