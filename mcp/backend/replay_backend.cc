@@ -216,7 +216,9 @@ bool ParseManifest(const fs::path& path, const std::string& dir, Checker& check,
   text << in.rdbuf();
   try {
     *out = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e999): both are bad input,
+    // never an exception out of Open.
     return check.Fail("", std::string("not valid JSON: ") + e.what());
   }
   return true;

@@ -241,6 +241,13 @@ TEST_F(ReplayBackendTest, MissingManifestOrBadJsonFails) {
   EXPECT_NE(bad_json.status().message().find("manifest.json: not valid JSON"), std::string::npos)
       << bad_json.status().message();
   EXPECT_EQ(bad_json.status().code(), base::Status::Code::kInvalidArgument);
+
+  // A number no double holds: the JSON library throws out_of_range, which once escaped Open.
+  WriteFile(dir_ + "/manifest.json", "{\"format\": 1e999}");
+  auto huge = ReplayBackend::Open(dir_);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("manifest.json: not valid JSON"), std::string::npos)
+      << huge.status().message();
 }
 
 // A file that cannot be read is an io error; a manifest that is read but wrong, an invalid
