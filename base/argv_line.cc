@@ -13,52 +13,47 @@ int HexDigit(char c) {
   return -1;
 }
 
-// Reads the escape starting after a backslash at line[i]; advances i past it.
-bool ReadEscape(std::string_view line, size_t& i, std::string& out, std::string* error) {
-  if (i >= line.size()) {
-    *error = "a backslash ends the line";
-    return false;
-  }
+// Reads the escape starting after a backslash at line[i] into out; advances i past it.
+Status ReadEscape(std::string_view line, size_t& i, std::string& out) {
+  if (i >= line.size()) return Status::InvalidArgument("a backslash ends the line");
   char c = line[i++];
   switch (c) {
     case '\\':
       out += '\\';
-      return true;
+      return Status();
     case '"':
       out += '"';
-      return true;
+      return Status();
     case '\'':
       out += '\'';
-      return true;
+      return Status();
     case 'n':
       out += '\n';
-      return true;
+      return Status();
     case 'r':
       out += '\r';
-      return true;
+      return Status();
     case 't':
       out += '\t';
-      return true;
+      return Status();
     case 'e':
       out += '\x1b';
-      return true;
+      return Status();
     case '0':
       out += '\0';
-      return true;
+      return Status();
     case ' ':
       out += ' ';
-      return true;
+      return Status();
     case 'x':
       if (i + 1 < line.size() + 0 && HexDigit(line[i]) >= 0 && HexDigit(line[i + 1]) >= 0) {
         out += static_cast<char>(HexDigit(line[i]) * 16 + HexDigit(line[i + 1]));
         i += 2;
-        return true;
+        return Status();
       }
-      *error = "\\x needs two hex digits";
-      return false;
+      return Status::InvalidArgument("\\x needs two hex digits");
     default:
-      *error = std::string("unknown escape \\") + c;
-      return false;
+      return Status::InvalidArgument(std::string("unknown escape \\") + c);
   }
 }
 
@@ -69,7 +64,7 @@ bool IsPlain(char c) {
 
 }  // namespace
 
-std::optional<std::vector<std::string>> ParseArgvLine(std::string_view line, std::string* error) {
+Result<std::vector<std::string>> ParseArgvLine(std::string_view line) {
   std::vector<std::string> argv;
   size_t i = 0;
   while (true) {
@@ -80,33 +75,27 @@ std::optional<std::vector<std::string>> ParseArgvLine(std::string_view line, std
       char c = line[i];
       if (c == '\'') {
         size_t end = line.find('\'', i + 1);
-        if (end == std::string_view::npos) {
-          *error = "unterminated '";
-          return std::nullopt;
-        }
+        if (end == std::string_view::npos) return Status::InvalidArgument("unterminated '");
         word.append(line.substr(i + 1, end - i - 1));
         i = end + 1;
       } else if (c == '"') {
         ++i;
         while (true) {
-          if (i >= line.size()) {
-            *error = "unterminated \"";
-            return std::nullopt;
-          }
+          if (i >= line.size()) return Status::InvalidArgument("unterminated \"");
           if (line[i] == '"') {
             ++i;
             break;
           }
           if (line[i] == '\\') {
             ++i;
-            if (!ReadEscape(line, i, word, error)) return std::nullopt;
+            if (Status s = ReadEscape(line, i, word); !s.ok()) return s;
           } else {
             word += line[i++];
           }
         }
       } else if (c == '\\') {
         ++i;
-        if (!ReadEscape(line, i, word, error)) return std::nullopt;
+        if (Status s = ReadEscape(line, i, word); !s.ok()) return s;
       } else {
         word += c;
         ++i;

@@ -24,21 +24,21 @@ TEST(Diagnostic, NamesFileLineRuleAndMessage) {
 }
 
 TEST(ArgvLine, ParsesQuotesAndEscapes) {
-  std::string error;
-  auto argv = ParseArgvLine(R"(a 'b c' "d\"e" "\0\x41\e" f\ g "")", &error);
-  ASSERT_TRUE(argv) << error;
+  auto argv = ParseArgvLine(R"(a 'b c' "d\"e" "\0\x41\e" f\ g "")");
+  ASSERT_TRUE(argv.ok()) << argv.status().message();
   EXPECT_EQ(*argv, (std::vector<std::string>{"a", "b c", "d\"e", std::string("\0A\x1b", 3),
                                              "f g", ""}));
-  EXPECT_FALSE(ParseArgvLine(R"(a "unterminated)", &error));
-  EXPECT_FALSE(ParseArgvLine(R"(a \q)", &error));
-  EXPECT_FALSE(ParseArgvLine(R"(a "\x4")", &error));
+  EXPECT_EQ(ParseArgvLine(R"(a "unterminated)").status().message(), "unterminated \"");
+  EXPECT_EQ(ParseArgvLine(R"(a 'unterminated)").status().message(), "unterminated '");
+  EXPECT_EQ(ParseArgvLine(R"(a \q)").status().message(), "unknown escape \\q");
+  EXPECT_EQ(ParseArgvLine(R"(a "\x4")").status().message(), "\\x needs two hex digits");
+  EXPECT_EQ(ParseArgvLine("a \\").status().message(), "a backslash ends the line");
 }
 
 TEST(ArgvLine, FormatArgvReadsBack) {
   std::vector<std::string> argv = {"sinfo", "a b", std::string("x\0y", 3), "q\"", "", "%N|%T"};
-  std::string error;
-  auto back = ParseArgvLine(FormatArgv(argv), &error);
-  ASSERT_TRUE(back) << error;
+  auto back = ParseArgvLine(FormatArgv(argv));
+  ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, argv);
 }
 

@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  CorpusLoad load = LoadCorpus(corpus);
+  auto load = LoadCorpus(corpus);
   if (!load.ok()) {
-    std::fprintf(stderr, "guard_bench: %s\n", load.error.c_str());
+    std::fprintf(stderr, "guard_bench: %s\n", load.status().message().c_str());
     return 2;
   }
   Guard guard(GuardOptions{.clusters = {"rca"}});
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::size_t checks = 0, allowed = 0;
   auto start = Clock::now();
   while (Seconds(start) < seconds) {
-    for (const CorpusCase& c : load.cases) {
+    for (const CorpusCase& c : *load) {
       allowed += guard.Check(c.argv).ok();
       ++checks;
     }
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   double check_s = Seconds(start);
   std::printf("guard check:      %10.0f checks/s  (%zu argv of the corpus, %zu checks in %.2f s, "
               "%.2f us/check)\n",
-              checks / check_s, load.cases.size(), checks, check_s, 1e6 * check_s / checks);
+              checks / check_s, load->size(), checks, check_s, 1e6 * check_s / checks);
 
   // 2. Runs per second through the executor: "sinfo" is a symlink to /usr/bin/true.
   char dir[] = "/tmp/guard_bench_XXXXXX";

@@ -8,9 +8,10 @@
 
 namespace slurm_rca::guard {
 
-CorpusLoad LoadCorpus(const std::string& path) {
+base::Result<std::vector<CorpusCase>> LoadCorpus(const std::string& path) {
   namespace fs = std::filesystem;
-  CorpusLoad load;
+  using base::Status;
+  std::vector<CorpusCase> cases;
   std::vector<fs::path> files;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -20,22 +21,15 @@ CorpusLoad LoadCorpus(const std::string& path) {
       }
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) {
-      load.error = path + ": no *.txt corpus files";
-      return load;
-    }
+    if (files.empty()) return Status::IoError(path + ": no *.txt corpus files");
   } else if (fs::is_regular_file(path, ec)) {
     files.emplace_back(path);
   } else {
-    load.error = path + ": no such corpus file or directory";
-    return load;
+    return Status::IoError(path + ": no such corpus file or directory");
   }
   for (const fs::path& file : files) {
     std::ifstream in(file);
-    if (!in) {
-      load.error = file.string() + ": cannot be read";
-      return load;
-    }
+    if (!in) return Status::IoError(file.string() + ": cannot be read");
     std::string line;
     int number = 0;
     while (std::getline(in, line)) {
@@ -44,32 +38,22 @@ CorpusLoad LoadCorpus(const std::string& path) {
       size_t first = line.find_first_not_of(" \t");
       if (first == std::string::npos || line[first] == '#') continue;
       base::Result<base::LineCase> parsed = base::ParseLineCase(line);
-      if (!parsed.ok()) {
-        load.error = where + parsed.status().message();
-        return load;
-      }
+      if (!parsed.ok()) return Status::InvalidArgument(where + parsed.status().message());
       CorpusCase c;
       c.file = file.filename().string();
       c.line = number;
       if (!parsed->expect.allow) {
         const std::string& id = parsed->expect.deny.front().rule;
         c.expected = RuleFromId(id);
-        if (!c.expected) {
-          load.error = where + "unknown rule id '" + id + "'";
-          return load;
-        }
+        if (!c.expected) return Status::InvalidArgument(where + "unknown rule id '" + id + "'");
       }
-      std::string error;
-      auto argv = ParseArgvLine(parsed->input, &error);
-      if (!argv) {
-        load.error = where + error;
-        return load;
-      }
+      auto argv = ParseArgvLine(parsed->input);
+      if (!argv.ok()) return Status::InvalidArgument(where + argv.status().message());
       c.argv = std::move(*argv);
-      load.cases.push_back(std::move(c));
+      cases.push_back(std::move(c));
     }
   }
-  return load;
+  return cases;
 }
 
 CorpusReport RunCorpus(const Guard& guard, const std::vector<CorpusCase>& cases) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/argv_line.h"
+#include "base/status.h"
 #include "guard/check.h"
 
 namespace slurm_rca::guard {
@@ -31,18 +32,13 @@ struct CorpusCase {
   std::optional<Rule> expected;  // nullopt: must be allowed
 };
 
-struct CorpusLoad {
-  std::vector<CorpusCase> cases;
-  std::string error;  // "file:line: reason"; empty on success
-  bool ok() const { return error.empty(); }
-};
-
 // The argv syntax of a case line (base/argv_line.h), under the names the guard's callers use.
 using base::FormatArgv;
 using base::ParseArgvLine;
 
-// Loads one corpus file, or every *.txt file of a directory in name order.
-CorpusLoad LoadCorpus(const std::string& path);
+// Loads one corpus file, or every *.txt file of a directory in name order. On the first bad line
+// an invalid argument "file:line: reason"; an io error when path is no corpus or cannot be read.
+base::Result<std::vector<CorpusCase>> LoadCorpus(const std::string& path);
 
 struct CorpusReport {
   std::size_t cases = 0;

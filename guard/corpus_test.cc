@@ -17,9 +17,9 @@ namespace {
 const std::string kTestdata = std::string(SLURM_RCA_SOURCE_DIR) + "/guard/testdata";
 
 std::vector<CorpusCase> LoadAll() {
-  CorpusLoad load = LoadCorpus(kTestdata);
-  EXPECT_TRUE(load.ok()) << load.error;
-  return load.cases;
+  base::Result<std::vector<CorpusCase>> load = LoadCorpus(kTestdata);
+  EXPECT_TRUE(load.ok()) << load.status().message();
+  return load.ok() ? *load : std::vector<CorpusCase>{};
 }
 
 Guard CorpusGuard() { return Guard(GuardOptions{.clusters = {"rca"}}); }
@@ -31,9 +31,11 @@ TEST(CorpusTest, EveryCaseGetsItsVerdictAndRule) {
   testing::CorpusReport report = testing::RunCorpus(
       {.dir = kTestdata, .layout = testing::Layout::kLines, .extension = ".txt"},
       [&guard](const testing::CorpusCase& c) -> std::vector<base::Diagnostic> {
-        std::string error;
-        std::optional<std::vector<std::string>> argv = ParseArgvLine(c.input, &error);
-        if (!argv) return {{.file = c.path, .line = c.line, .rule = "argv", .message = error}};
+        base::Result<std::vector<std::string>> argv = ParseArgvLine(c.input);
+        if (!argv.ok()) {
+          return {{.file = c.path, .line = c.line, .rule = "argv",
+                   .message = argv.status().message()}};
+        }
         Verdict v = guard.Check(*argv);
         if (v.ok()) return {};
         return {{.file = c.path, .line = c.line, .rule = std::string(RuleId(v.denial().rule)),
@@ -143,15 +145,18 @@ TEST(CorpusTest, ReadmeStatesTheCorpusSizeCountedFromTheCorpus) {
 }
 
 TEST(CorpusFormatTest, BadFilesAreClearErrors) {
-  EXPECT_NE(LoadCorpus("/nonexistent/corpus").error.find("no such corpus"), std::string::npos);
+  EXPECT_EQ(LoadCorpus("/nonexistent/corpus").status().message(),
+            "/nonexistent/corpus: no such corpus file or directory");
   char dir[] = "/tmp/corpus_test_XXXXXX";
   ASSERT_TRUE(mkdtemp(dir));
   std::string file = std::string(dir) + "/bad.txt";
   std::ofstream(file) << "allow sinfo\nmaybe sinfo\n";
-  CorpusLoad load = LoadCorpus(file);
-  EXPECT_NE(load.error.find("bad.txt:2:"), std::string::npos) << load.error;
+  base::Result<std::vector<CorpusCase>> load = LoadCorpus(file);
+  EXPECT_FALSE(load.ok());
+  EXPECT_NE(load.status().message().find("bad.txt:2:"), std::string::npos)
+      << load.status().message();
   std::ofstream(file) << "deny no-such-rule sinfo\n";
-  EXPECT_NE(LoadCorpus(file).error.find("unknown rule id"), std::string::npos);
+  EXPECT_EQ(LoadCorpus(file).status().message(), file + ":1: unknown rule id 'no-such-rule'");
   std::remove(file.c_str());
   rmdir(dir);
 }

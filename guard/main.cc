@@ -315,12 +315,12 @@ int main(int argc, char** argv) {
   // corpus
   std::vector<slurm_rca::guard::CorpusCase> cases;
   for (const std::string& path : corpus_paths) {
-    slurm_rca::guard::CorpusLoad load = slurm_rca::guard::LoadCorpus(path);
+    auto load = slurm_rca::guard::LoadCorpus(path);
     if (!load.ok()) {
-      std::cerr << "slurm-guard: " << load.error << "\n";
+      std::cerr << "slurm-guard: " << load.status().message() << "\n";
       return kExitUsage;
     }
-    cases.insert(cases.end(), load.cases.begin(), load.cases.end());
+    cases.insert(cases.end(), load->begin(), load->end());
   }
   slurm_rca::guard::CorpusReport report = slurm_rca::guard::RunCorpus(guard, cases);
   for (const std::string& m : report.mismatches) std::cout << "MISMATCH " << m << "\n";

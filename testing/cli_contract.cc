@@ -58,9 +58,8 @@ base::Result<std::string> Value(std::string_view raw) {
     return base::Status::InvalidArgument(
         "a value that starts with a quote must be one quoted text; quote the whole value");
   }
-  std::string error;
-  auto words = base::ParseArgvLine(v, &error);
-  if (!words) return base::Status::InvalidArgument(error);
+  auto words = base::ParseArgvLine(v);
+  if (!words.ok()) return words.status();
   return words->front();
 }
 
@@ -131,9 +130,8 @@ base::Result<std::vector<CliCase>> ParseCliCases(std::string_view text, std::str
     CliCase& c = cases.back();
     if (key == "run") {
       if (has_run.back()) return error("a second 'run:'");
-      std::string parse_error;
-      auto words = base::ParseArgvLine(raw, &parse_error);
-      if (!words) return error(parse_error);
+      auto words = base::ParseArgvLine(raw);
+      if (!words.ok()) return error(words.status().message());
       if (words->empty()) return error("'run:' needs an argv");
       for (const std::string& w : *words) {
         base::Result<std::string> s = Substitute(w, vars);

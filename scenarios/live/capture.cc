@@ -648,10 +648,9 @@ std::string RenderCaptureFile(const CaptureFile& f) {
   return out;
 }
 
-std::optional<CaptureFile> ParseCaptureFile(std::string_view text, std::string* error) {
-  auto fail = [&](std::string why) -> std::optional<CaptureFile> {
-    *error = std::move(why);
-    return std::nullopt;
+base::Result<CaptureFile> ParseCaptureFile(std::string_view text) {
+  auto fail = [](std::string why) -> base::Result<CaptureFile> {
+    return base::Status::InvalidArgument(std::move(why));
   };
   CaptureFile f;
   size_t pos = 0;
@@ -724,10 +723,9 @@ Status CaptureReads(const CaptureOptions& options, std::ostream& progress) {
   auto start = Clock::now();
   const std::string& source = options.source;
   std::string corpus = options.corpus.empty() ? source + "/guard/testdata" : options.corpus;
-  guard::CorpusLoad load = guard::LoadCorpus(corpus);
-  if (!load.ok()) return Status::Error("corpus: " + load.error);
-  CapturePlan plan =
-      PlanCapture(load.cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
+  base::Result<std::vector<guard::CorpusCase>> cases = guard::LoadCorpus(corpus);
+  if (!cases.ok()) return Status::Error("corpus: " + cases.status().message());
+  CapturePlan plan = PlanCapture(*cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
   if (!plan.ok()) return Status::Error("corpus: " + plan.error);
   std::set<std::string> names;
   for (const PlannedRead& r : plan.reads) {

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "guard/check.h"
 #include "guard/corpus.h"
 #include "scenarios/live/lab.h"
@@ -92,7 +93,8 @@ struct CaptureFile {
   std::string stderr_text;
 };
 
-std::optional<CaptureFile> ParseCaptureFile(std::string_view text, std::string* error);
+// An invalid argument naming the first thing wrong ("no '--- stderr' line after stdout").
+base::Result<CaptureFile> ParseCaptureFile(std::string_view text);
 std::string RenderCaptureFile(const CaptureFile& file);
 
 // The current UTC time, ISO 8601 to the second ("2026-11-30T13:45:59Z").

@@ -30,10 +30,12 @@ std::string Slurp(const fs::path& p) {
 }
 
 CapturePlan Plan(std::vector<guard::CorpusCase> extra = {}) {
-  guard::CorpusLoad load = guard::LoadCorpus((kRoot / "guard/testdata").string());
-  EXPECT_TRUE(load.ok()) << load.error;
-  load.cases.insert(load.cases.end(), extra.begin(), extra.end());
-  return PlanCapture(load.cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
+  base::Result<std::vector<guard::CorpusCase>> load =
+      guard::LoadCorpus((kRoot / "guard/testdata").string());
+  EXPECT_TRUE(load.ok()) << load.status().message();
+  std::vector<guard::CorpusCase> cases = load.ok() ? *load : std::vector<guard::CorpusCase>{};
+  cases.insert(cases.end(), extra.begin(), extra.end());
+  return PlanCapture(cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
 }
 
 nlohmann::json Manifest() {
@@ -116,12 +118,11 @@ TEST(CaptureFixtures, EachFileRecordsTheVersionAndItsArgvAndNoTemporaryPath) {
     for (const char* temp : {"/tmp/", "\\/tmp\\/", "rca-capture-"}) {
       EXPECT_EQ(text.find(temp), std::string::npos) << file << " holds a temporary path";
     }
-    std::string error;
-    std::optional<CaptureFile> f = ParseCaptureFile(text, &error);
-    ASSERT_TRUE(f) << file << ": " << error;
+    base::Result<CaptureFile> f = ParseCaptureFile(text);
+    ASSERT_TRUE(f.ok()) << file << ": " << f.status().message();
     EXPECT_EQ(f->slurm_version, kVersion) << file;
-    auto parsed = guard::ParseArgvLine(f->argv_line, &error);
-    ASSERT_TRUE(parsed) << file << ": " << error;
+    auto parsed = guard::ParseArgvLine(f->argv_line);
+    ASSERT_TRUE(parsed.ok()) << file << ": " << parsed.status().message();
     EXPECT_EQ(*parsed, argv) << file;
     EXPECT_EQ(f->outcome, r["outcome"]) << file;
     EXPECT_EQ(f->exit_code, r["exit_code"]) << file;
@@ -152,18 +153,17 @@ TEST(CaptureFormat, RendersAndParsesBackExactly) {
                   .duration_ms = 7,
                   .stdout_text = out,
                   .stderr_text = err};
-    std::string error;
-    std::optional<CaptureFile> back = ParseCaptureFile(RenderCaptureFile(f), &error);
-    ASSERT_TRUE(back) << error;
+    base::Result<CaptureFile> back = ParseCaptureFile(RenderCaptureFile(f));
+    ASSERT_TRUE(back.ok()) << back.status().message();
     EXPECT_EQ(back->stdout_text, out);
     EXPECT_EQ(back->stderr_text, err);
     EXPECT_EQ(back->argv_line, f.argv_line);
     EXPECT_EQ(back->exit_code, 1);
     EXPECT_EQ(back->duration_ms, 7);
   }
-  std::string error;
-  EXPECT_FALSE(ParseCaptureFile("not a capture\n", &error));
-  EXPECT_FALSE(error.empty());
+  base::Result<CaptureFile> bad = ParseCaptureFile("not a capture\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "no capture banner");
 }
 
 TEST(CaptureFormat, FileNamesAreStableSlugs) {
