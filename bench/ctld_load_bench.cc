@@ -123,12 +123,12 @@ int main(int argc, char** argv) {
   int port = port_base + 30;
   for (const Config& c : configs) {
     for (int n : agents) {
-      std::string error;
-      auto server = HttpServer::Start(binary, lab, port++, c.args, &error);
-      if (!server) {
-        std::fprintf(stderr, "ctld_load_bench: %s\n", error.c_str());
+      auto started = HttpServer::Start(binary, lab, port++, c.args);
+      if (!started.ok()) {
+        std::fprintf(stderr, "ctld_load_bench: %s\n", started.status().message().c_str());
         return 1;
       }
+      std::unique_ptr<HttpServer> server = std::move(started).value();
       std::fprintf(stderr, "ctld_load_bench: %s, %d agents, %d s\n", c.name.c_str(), n, seconds);
       RpcCounts before = ReadRpcCounts(lab);
       AgentLoad load = RunOverviewAgents(server->port(), n, std::chrono::seconds(seconds));

@@ -65,7 +65,6 @@ class ReplaySession : public agents::Session {
  public:
   static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
                                                                const agents::Task& t) {
-    std::string error;
     auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
     auto replay = mcp::ReplayBackend::Open(t.bundle_dir);
     if (!replay.ok()) {
@@ -74,9 +73,10 @@ class ReplaySession : public agents::Session {
     }
     s->backend_ = std::move(replay).value();
     s->backend_->SetOffset(t.offset_s);
-    s->child_ = live::McpChild::Start(
-        slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)}, &error);
-    if (!s->child_) return agents::Status::Unavailable("slurm-mcp: " + error);
+    auto child = live::McpChild::Start(
+        slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)});
+    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    s->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(s));
   }
   mcp::Client* client() override { return &child_->client(); }
@@ -115,10 +115,9 @@ class LiveSession : public agents::Session {
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(offset_s * 1000)));
     std::string host = live::HostNode(s);
     session->backend_ = std::make_unique<mcp::LiveBackend>(live::LiveOptionsFor(*session->lab_, host, 20));
-    std::string error;
-    session->child_ = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20),
-                                            &error);
-    if (!session->child_) return agents::Status::Unavailable("slurm-mcp: " + error);
+    auto child = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20));
+    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    session->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(session));
   }
   ~LiveSession() override {
@@ -167,8 +166,10 @@ class Progress {
   std::chrono::steady_clock::time_point t0_;
 };
 
-std::vector<const sc::Scenario*> Chosen(const std::vector<sc::Scenario>& suite,
-                                        const std::string& spec, std::string* error) {
+// The runnable tasks spec names ("all", or ids, task ids and prefixes separated by commas); an
+// invalid argument for a name that matches no task or a blocked one. Empty when spec names none.
+base::Result<std::vector<const sc::Scenario*>> Chosen(const std::vector<sc::Scenario>& suite,
+                                                      const std::string& spec) {
   std::vector<const sc::Scenario*> out;
   if (spec == "all") {
     for (const sc::Scenario& s : suite) {
@@ -189,13 +190,9 @@ std::vector<const sc::Scenario*> Chosen(const std::vector<sc::Scenario>& suite,
       }
       if (!found && s.variant.empty() && s.id.rfind(id + "-", 0) == 0) found = &s;
     }
-    if (!found) {
-      *error = "no scenario '" + id + "' (rca-bench list)";
-      return {};
-    }
+    if (!found) return base::Status::InvalidArgument("no scenario '" + id + "' (rca-bench list)");
     if (found->status != "runnable") {
-      *error = found->id + " is blocked: it has no evidence to run on";
-      return {};
+      return base::Status::InvalidArgument(found->id + " is blocked: it has no evidence to run on");
     }
     out.push_back(found);
   }
@@ -230,9 +227,10 @@ std::string ModelName(const ModelOptions& m, const agents::AgentConfig& c) {
 }  // namespace
 
 int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suite) {
-  std::string error;
-  auto chosen = Chosen(suite, o.scenarios, &error);
-  if (chosen.empty()) return Fail(error.empty() ? "no scenario to run" : error, kUsage);
+  base::Result<std::vector<const sc::Scenario*>> found = Chosen(suite, o.scenarios);
+  if (!found.ok()) return Fail(found.status().message(), kUsage);
+  if (found->empty()) return Fail("no scenario to run", kUsage);
+  const std::vector<const sc::Scenario*>& chosen = *found;
   std::vector<std::string> ids;
   for (const sc::Scenario& s : suite) ids.push_back(s.id);
   std::vector<agents::AgentConfig> configs;
@@ -425,7 +423,6 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
     model = std::move(m.value());
   }
   auto g = graph::LoadGraphFile(Paths().graph);
-  std::string error;
   std::vector<std::string> args;
   mcp::LiveOptions lo;
   if (!o.slurm_conf.empty()) {
@@ -453,8 +450,9 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   } else {
     raw = std::make_unique<mcp::LiveBackend>(lo);
   }
-  auto child = live::McpChild::Start(slurm_mcp, args, &error);
-  if (!child) return Fail("slurm-mcp: " + error);
+  auto started = live::McpChild::Start(slurm_mcp, args);
+  if (!started.ok()) return Fail("slurm-mcp: " + started.status().message());
+  std::unique_ptr<live::McpChild> child = std::move(started).value();
   struct Direct : agents::Session {
     live::McpChild* child;
     mcp::Backend* backend_;

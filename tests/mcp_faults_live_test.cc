@@ -234,10 +234,10 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 
   // The real server, as rca-bench runs it against a lab (scenarios/live/runner.h).
-  std::string error;
-  auto child = live::McpChild::Start(binary, live::LiveServeArgs(lab, "node2", kReadTimeout),
-                                     &error, lab.Path("log/slurm-mcp.stderr"));
-  ASSERT_NE(child, nullptr) << error;
+  auto started_child = live::McpChild::Start(
+      binary, live::LiveServeArgs(lab, "node2", kReadTimeout), lab.Path("log/slurm-mcp.stderr"));
+  ASSERT_TRUE(started_child.ok()) << started_child.status().message();
+  std::unique_ptr<live::McpChild> child = std::move(started_child).value();
   const live::ProcessId server = child->pid();
   started.push_back(server);
 

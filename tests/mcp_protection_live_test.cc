@@ -71,10 +71,10 @@ TEST(McpProtectionLive, FiftyAgentsCostSlurmctldAtMostOneRpcOfEachKindPerTtl) {
   // minute), concurrency bound (2) and timeout (20 s).
   std::ostringstream ttl;
   ttl << kTtl;
-  std::string error;
-  auto server =
-      live::HttpServer::Start(binary, lab, kPortBase + 30, {"--cache-ttl", ttl.str()}, &error);
-  ASSERT_NE(server, nullptr) << error;
+  auto started =
+      live::HttpServer::Start(binary, lab, kPortBase + 30, {"--cache-ttl", ttl.str()});
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  std::unique_ptr<live::HttpServer> server = std::move(started).value();
   const live::ProcessId server_pid = server->pid();
 
   // The cost of reading sdiag, and of one uncached overview (k(T)), on the quiet lab.

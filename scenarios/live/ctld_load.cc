@@ -64,9 +64,9 @@ std::unique_ptr<mcp::Client> Connect(int port) {
 
 }  // namespace
 
-std::unique_ptr<HttpServer> HttpServer::Start(const std::string& binary, const Lab& lab, int port,
-                                              const std::vector<std::string>& extra_args,
-                                              std::string* error) {
+base::Result<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& binary, const Lab& lab, int port,
+    const std::vector<std::string>& extra_args) {
   std::vector<std::string> argv = {binary,
                                    "serve",
                                    "--http",
@@ -82,10 +82,7 @@ std::unique_ptr<HttpServer> HttpServer::Start(const std::string& binary, const L
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   SpawnResult spawned = SpawnDaemon(argv, {"PATH=/usr/bin:/bin", "LANG=C"},
                                     lab.Path("log/slurm-mcp-" + std::to_string(port) + ".log"));
-  if (!spawned.id) {
-    *error = spawned.error;
-    return nullptr;
-  }
+  if (!spawned.id) return Status::Error(spawned.error);
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->pid_ = *spawned.id;
   server->port_ = port;
@@ -94,9 +91,9 @@ std::unique_ptr<HttpServer> HttpServer::Start(const std::string& binary, const L
     if (Connect(port)) return server;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  *error = "slurm-mcp did not answer initialize on 127.0.0.1:" + std::to_string(port) + "; see " +
-           lab.Path("log/slurm-mcp-" + std::to_string(port) + ".log");
-  return nullptr;  // the destructor stops it
+  return Status::Error(  // the destructor stops it
+      "slurm-mcp did not answer initialize on 127.0.0.1:" + std::to_string(port) + "; see " +
+      lab.Path("log/slurm-mcp-" + std::to_string(port) + ".log"));
 }
 
 HttpServer::~HttpServer() {

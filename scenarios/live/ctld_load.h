@@ -3,7 +3,9 @@
 // Used by tests/mcp_protection_live_test.cc and bench/ctld_load_bench.cc. Privileged harness:
 // it starts a process.
 //
-//   auto server = HttpServer::Start(binary, lab, port, {"--cache-ttl", "10"}, &error);
+//   auto started = HttpServer::Start(binary, lab, port, {"--cache-ttl", "10"});  // base::Result
+//   if (!started.ok()) die(started.status().message());
+//   std::unique_ptr<HttpServer> server = std::move(started).value();
 //   RpcCounts before = ReadRpcCounts(lab);
 //   AgentLoad load = RunOverviewAgents(server->port(), 50, std::chrono::seconds(30));
 //   RpcCounts cost = Delta(before, ReadRpcCounts(lab));   // includes one sdiag of ours
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/live/process.h"
 
@@ -38,10 +41,11 @@ long Total(const RpcCounts& counts);
 // --cache-ttl 0), started detached and tracked by PID; stderr to DIR/log/slurm-mcp-PORT.log.
 class HttpServer {
  public:
-  // nullptr and *error when it does not start or does not answer initialize within 10 s.
-  static std::unique_ptr<HttpServer> Start(const std::string& binary, const Lab& lab, int port,
-                                           const std::vector<std::string>& extra_args,
-                                           std::string* error);
+  // Never null. A failed status (Status::Error) when it does not start or does not answer
+  // initialize within 10 s; the message says which, and where its log is.
+  static base::Result<std::unique_ptr<HttpServer>> Start(
+      const std::string& binary, const Lab& lab, int port,
+      const std::vector<std::string>& extra_args);
   ~HttpServer();  // SIGTERM, then SIGKILL after 5 s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

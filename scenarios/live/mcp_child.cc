@@ -7,9 +7,9 @@
 
 namespace slurm_rca::live {
 
-std::unique_ptr<McpChild> McpChild::Start(const std::string& binary,
-                                          const std::vector<std::string>& serve_args,
-                                          std::string* error, const std::string& log_path) {
+base::Result<std::unique_ptr<McpChild>> McpChild::Start(const std::string& binary,
+                                                        const std::vector<std::string>& serve_args,
+                                                        const std::string& log_path) {
   std::vector<std::string> argv = {binary, "serve", "--stdio"};
   argv.insert(argv.end(), serve_args.begin(), serve_args.end());
   std::vector<std::string> env;
@@ -17,10 +17,7 @@ std::unique_ptr<McpChild> McpChild::Start(const std::string& binary,
     if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
   }
   PipedChild c = SpawnPiped(argv, env, log_path.empty() ? "/dev/null" : log_path);
-  if (!c.id) {
-    *error = c.error;
-    return nullptr;
-  }
+  if (!c.id) return base::Status::Error(c.error);
   std::unique_ptr<McpChild> child(new McpChild());
   child->pid_ = *c.id;
   child->to_child_ = c.to_child;
@@ -30,9 +27,8 @@ std::unique_ptr<McpChild> McpChild::Start(const std::string& binary,
   child->client_ = std::make_unique<mcp::Client>(
       std::make_unique<mcp::StdioClientTransport>(c.from_child, c.to_child), options);
   auto init = child->client_->Initialize("rca-bench", "0.1.0");
-  if (!init.ok()) {
-    *error = "slurm-mcp did not initialize: " + init.status().ToString();
-    return nullptr;  // the destructor stops it
+  if (!init.ok()) {  // the destructor stops it
+    return base::Status::Error("slurm-mcp did not initialize: " + init.status().ToString());
   }
   return child;
 }

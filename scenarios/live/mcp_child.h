@@ -2,7 +2,9 @@
 // `rca-bench diagnose` give agents the MCP tools. Part of the privileged harness (it starts a
 // process); agents receive only the initialized client.
 //
-//   auto child = McpChild::Start("/path/slurm-mcp", {"--replay", dir, "--offset", "120"}, &error);
+//   auto started = McpChild::Start("/path/slurm-mcp", {"--replay", dir, "--offset", "120"});
+//   if (!started.ok()) die(started.status().message());
+//   std::unique_ptr<McpChild> child = std::move(started).value();
 //   child->client().CallTool("slurm_overview", {});
 //   child.reset();   // closes its stdin, then stops it by PID
 #ifndef SLURM_RCA_SCENARIOS_LIVE_MCP_CHILD_H_
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/protocol/client.h"
 #include "scenarios/live/process.h"
 
@@ -20,10 +23,11 @@ namespace slurm_rca::live {
 class McpChild {
  public:
   // Starts `binary serve --stdio <serve_args>` (stderr to log_path, or discarded), initializes
-  // the client. nullptr and *error when it cannot start or does not answer initialize.
-  static std::unique_ptr<McpChild> Start(const std::string& binary,
-                                         const std::vector<std::string>& serve_args,
-                                         std::string* error, const std::string& log_path = "");
+  // the client. Never null; a failed status (Status::Error) when it cannot start or does not
+  // answer initialize.
+  static base::Result<std::unique_ptr<McpChild>> Start(const std::string& binary,
+                                                       const std::vector<std::string>& serve_args,
+                                                       const std::string& log_path = "");
   ~McpChild();
   McpChild(const McpChild&) = delete;
   McpChild& operator=(const McpChild&) = delete;
