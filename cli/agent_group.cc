@@ -141,9 +141,12 @@ class AgentCommandGroup : public CommandGroup {
     }
     if (*diagnose) return slurm_rca::cli::DiagnoseCommand(diag);
     if (*run_cmd || *collect || *configs_cmd || *fit) {
-      sc::Suite suite;
-      int code = 0;
-      if (!LoadScenarios({}, &suite, &code)) return code;
+      base::Result<sc::Suite> loaded = LoadScenarios({});
+      if (!loaded.ok()) {
+        Fail(loaded.status().message());
+        return kUsage;
+      }
+      sc::Suite suite = std::move(loaded).value();
       if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
       CutToRecorded(&suite);
       if (*configs_cmd) return slurm_rca::cli::ConfigsCommand(suite.scenarios);

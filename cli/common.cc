@@ -13,31 +13,32 @@ namespace {
 
 namespace sc = slurm_rca::scenarios;
 
-// PATHs (files, scenario directories or suite directories) to scenario.yaml files; "" on success.
-std::string ExpandScenarioPaths(const std::vector<std::string>& args,
-                                std::vector<std::string>* out) {
+// PATHs (files, scenario directories or suite directories) to scenario.yaml files.
+base::Result<std::vector<std::string>> ExpandScenarioPaths(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
+  using base::Status;
+  std::vector<std::string> out;
   if (args.empty()) {
     const std::string& dir = Paths().scenarios;
-    if (!fs::is_directory(dir)) return "no scenario directory " + dir;
-    *out = sc::ScenarioPaths(dir);
-    if (out->empty()) return "no */scenario.yaml under " + dir;
-    return "";
+    if (!fs::is_directory(dir)) return Status::InvalidArgument("no scenario directory " + dir);
+    out = sc::ScenarioPaths(dir);
+    if (out.empty()) return Status::InvalidArgument("no */scenario.yaml under " + dir);
+    return out;
   }
   for (const std::string& a : args) {
     if (fs::is_regular_file(a)) {
-      out->push_back(a);
+      out.push_back(a);
     } else if (fs::is_regular_file(fs::path(a) / "scenario.yaml")) {
-      out->push_back((fs::path(a) / "scenario.yaml").string());
+      out.push_back((fs::path(a) / "scenario.yaml").string());
     } else if (fs::is_directory(a)) {
       auto found = sc::ScenarioPaths(a);
-      if (found.empty()) return "no */scenario.yaml under " + a;
-      out->insert(out->end(), found.begin(), found.end());
+      if (found.empty()) return Status::InvalidArgument("no */scenario.yaml under " + a);
+      out.insert(out.end(), found.begin(), found.end());
     } else {
-      return "no such file or directory: " + a;
+      return Status::InvalidArgument("no such file or directory: " + a);
     }
   }
-  return "";
+  return out;
 }
 
 }  // namespace
@@ -82,16 +83,10 @@ int Fail(const std::string& what) {
   return 1;
 }
 
-// Loads the default suite (or PATHs); exits via *code on a usage error.
-bool LoadScenarios(const std::vector<std::string>& args, sc::Suite* suite, int* code) {
-  std::vector<std::string> paths;
-  if (std::string err = ExpandScenarioPaths(args, &paths); !err.empty()) {
-    std::cerr << "rca-bench: " << err << "\n";
-    *code = kUsage;
-    return false;
-  }
-  *suite = sc::LoadSuite(paths);
-  return true;
+base::Result<sc::Suite> LoadScenarios(const std::vector<std::string>& args) {
+  base::Result<std::vector<std::string>> paths = ExpandScenarioPaths(args);
+  if (!paths.ok()) return paths.status();
+  return sc::LoadSuite(*paths);
 }
 
 // A set recorded on another release than Debian's holds only the tasks whose evidence shows on

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "cli/paths.h"
 #include "scenarios/scenario.h"
 #include "scenarios/validate.h"
@@ -23,9 +24,10 @@ std::string DefaultDir();
 // Prints "rca-bench: WHAT" to stderr; returns 1.
 int Fail(const std::string& what);
 
-// Loads the default suite (or PATHs: files, scenario or suite directories); false with *code set
-// on a usage error.
-bool LoadScenarios(const std::vector<std::string>& args, scenarios::Suite* suite, int* code);
+// Loads the default suite (or PATHs: files, scenario or suite directories). An invalid argument
+// when a PATH names no scenario (a usage error: print it with Fail, exit kUsage). A suite that
+// loads with problems is a suite; its problems say what is wrong.
+base::Result<scenarios::Suite> LoadScenarios(const std::vector<std::string>& args);
 // A set recorded on another release than Debian's may hold only some tasks: the suite is cut to
 // the tasks it holds, and says so. The 22.05 sets must be complete.
 void CutToRecorded(scenarios::Suite* suite);

@@ -27,9 +27,12 @@ using slurm_rca::live::Lab;
 using slurm_rca::live::LabOptions;
 
 int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
-  sc::Suite suite;
-  int code = 0;
-  if (!LoadScenarios(args, &suite, &code)) return code;
+  base::Result<sc::Suite> loaded = LoadScenarios(args);
+  if (!loaded.ok()) {
+    Fail(loaded.status().message());
+    return kUsage;
+  }
+  sc::Suite suite = std::move(loaded).value();
   std::vector<sc::Problem> problems = suite.problems;
   int hops = 0, measured = 0;
   std::ostringstream other_sets;
@@ -82,13 +85,11 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
     }
   }
   // Scenarios written after the graph's freeze use none of the edges it measures.
-  std::string freeze_error;
-  auto freeze =
-      slurm_rca::graph::ReadFreeze(slurm_rca::graph::FreezePathFor(Paths().graph), &freeze_error);
+  auto freeze = slurm_rca::graph::ReadFreeze(slurm_rca::graph::FreezePathFor(Paths().graph));
   auto graph = slurm_rca::graph::LoadGraphFile(Paths().graph);
-  if (!freeze || !graph.graph) {
+  if (!freeze.ok() || !graph.graph) {
     problems.push_back({slurm_rca::graph::FreezePathFor(Paths().graph), 0, "post-freeze-edge",
-                        freeze ? "the graph does not load" : freeze_error});
+                        freeze.ok() ? "the graph does not load" : freeze.status().message()});
   } else {
     for (sc::Problem& p :
          slurm_rca::graph::PostFreezeProblems(*graph.graph, *freeze, suite.scenarios)) {
@@ -108,9 +109,12 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
 }
 
 int ListScenarios() {
-  sc::Suite suite;
-  int code = 0;
-  if (!LoadScenarios({}, &suite, &code)) return code;
+  base::Result<sc::Suite> loaded = LoadScenarios({});
+  if (!loaded.ok()) {
+    Fail(loaded.status().message());
+    return kUsage;
+  }
+  sc::Suite suite = std::move(loaded).value();
   // Every set, the default first (fewest calls is read from it), the others for comparison.
   std::vector<sc::SetMeasurements> sets = {
       {sc::DefaultBundleSet(), sc::MeasureSuite(suite.scenarios, sc::DefaultBundleSet())}};
@@ -127,9 +131,12 @@ int ListScenarios() {
 }
 
 int ExportScenarios(const std::string& view) {
-  sc::Suite suite;
-  int code = 0;
-  if (!LoadScenarios({}, &suite, &code)) return code;
+  base::Result<sc::Suite> loaded = LoadScenarios({});
+  if (!loaded.ok()) {
+    Fail(loaded.status().message());
+    return kUsage;
+  }
+  sc::Suite suite = std::move(loaded).value();
   if (!suite.problems.empty()) {
     std::cerr << "rca-bench: " << suite.problems.size() << " problem(s); run rca-bench validate\n";
     return 1;
@@ -142,9 +149,12 @@ int ExportScenarios(const std::string& view) {
 }
 
 int ShowScenario(const std::string& id) {
-  sc::Suite suite;
-  int code = 0;
-  if (!LoadScenarios({}, &suite, &code)) return code;
+  base::Result<sc::Suite> loaded = LoadScenarios({});
+  if (!loaded.ok()) {
+    Fail(loaded.status().message());
+    return kUsage;
+  }
+  sc::Suite suite = std::move(loaded).value();
   const sc::Scenario* found = FindScenario(suite, id);
   if (!found) return kUsage;
   const sc::Scenario& s = *found;
@@ -300,9 +310,12 @@ class ScenarioCommands : public CommandGroup {
     if (*show) return ShowScenario(show_id);
     if (*export_cmd) return ExportScenarios(view);
     if (*sinject || *sheal || *srecord || *smoke) {
-      sc::Suite suite;
-      int code = 0;
-      if (!LoadScenarios({}, &suite, &code)) return code;
+      base::Result<sc::Suite> loaded = LoadScenarios({});
+      if (!loaded.ok()) {
+        Fail(loaded.status().message());
+        return kUsage;
+      }
+      sc::Suite suite = std::move(loaded).value();
       if (!suite.problems.empty()) {
         for (const sc::Problem& p : suite.problems) std::cerr << p.ToString() << "\n";
         return Fail("the suite has problems; fix them first (rca-bench validate)");

@@ -57,9 +57,12 @@ class ScoringCommands : public CommandGroup {
 
   std::optional<int> Run() override {
     if (*fingerprint || *score || *leaderboard) {
-      sc::Suite suite;
-      int code = 0;
-      if (!LoadScenarios({}, &suite, &code)) return code;
+      base::Result<sc::Suite> loaded = LoadScenarios({});
+      if (!loaded.ok()) {
+        Fail(loaded.status().message());
+        return kUsage;
+      }
+      sc::Suite suite = std::move(loaded).value();
       if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
       CutToRecorded(&suite);
       if (*fingerprint) {
@@ -115,9 +118,12 @@ class ScoringCommands : public CommandGroup {
       return 0;
     }
     if (*baselines) {
-      sc::Suite suite;
-      int code = 0;
-      if (!LoadScenarios({}, &suite, &code)) return code;
+      base::Result<sc::Suite> loaded = LoadScenarios({});
+      if (!loaded.ok()) {
+        Fail(loaded.status().message());
+        return kUsage;
+      }
+      sc::Suite suite = std::move(loaded).value();
       if (!suite.problems.empty()) return Fail("the suite has problems; run rca-bench validate");
       CutToRecorded(&suite);
       auto b = slurm_rca::grader::ComputeBaselines(suite.scenarios, include_blocked);

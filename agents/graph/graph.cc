@@ -348,11 +348,11 @@ std::string FreezePathFor(const std::string& g) {
   return (slash == std::string::npos ? std::string(".") : g.substr(0, slash)) + "/FROZEN";
 }
 
-std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error) {
+base::Result<Freeze> ReadFreeze(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    *error = "cannot read " + path + " (the graph freeze: 'TAG sha256:DIGEST')";
-    return std::nullopt;
+    return base::Status::IoError("cannot read " + path +
+                                 " (the graph freeze: 'TAG sha256:DIGEST')");
   }
   static const std::regex line_re("(graph-v[0-9]+) (sha256:[0-9a-f]{16})");
   std::string line;
@@ -361,14 +361,13 @@ std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error) {
     if (line.empty() || line[0] == '#') continue;
     std::smatch m;
     if (!std::regex_match(line, m, line_re) || found) {
-      *error = path + ":" + std::to_string(n) +
-               ": expected one line 'graph-vN sha256:<16 hex digits>'";
-      return std::nullopt;
+      return base::Status::InvalidArgument(path + ":" + std::to_string(n) +
+                                           ": expected one line 'graph-vN sha256:<16 hex digits>'");
     }
     found = Freeze{m[1].str(), m[2].str()};
   }
-  if (!found) *error = path + ": no 'graph-vN sha256:...' line";
-  return found;
+  if (!found) return base::Status::InvalidArgument(path + ": no 'graph-vN sha256:...' line");
+  return *found;
 }
 
 std::vector<std::pair<std::string, std::string>> ChainEdges(const scenarios::Scenario& s) {

@@ -46,6 +46,7 @@
 
 #include "scenarios/scenario.h"
 #include "base/diagnostic.h"
+#include "base/status.h"
 
 namespace slurm_rca::graph {
 
@@ -141,8 +142,9 @@ struct Freeze {
   std::string tag;     // e.g. graph-v1
   std::string digest;  // sha256:<16 hex> of graph.yaml's text (grader::GraphDigest)
 };
-// The FROZEN file; nullopt with *error set when it is missing or malformed.
-std::optional<Freeze> ReadFreeze(const std::string& path, std::string* error);
+// The FROZEN file. An io error when it cannot be read, an invalid argument when it is malformed;
+// the message names the file (and the line).
+base::Result<Freeze> ReadFreeze(const std::string& path);
 // The FROZEN file beside the graph at graph_path (its directory + "/FROZEN").
 std::string FreezePathFor(const std::string& graph_path);
 

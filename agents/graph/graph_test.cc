@@ -716,9 +716,8 @@ namespace slurm_rca::graph {
 namespace {
 
 TEST(GraphFreeze, TheShippedGraphIsTheFrozenOne) {
-  std::string error;
-  std::optional<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath), &error);
-  ASSERT_TRUE(f) << error;
+  base::Result<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath));
+  ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->tag, "graph-v1");
   // graph.yaml's digest as the suite fingerprint takes it (grader::GraphDigest): a change to the
   // graph fails here until it is frozen again under a new tag.
@@ -730,10 +729,14 @@ TEST(GraphFreeze, TheShippedGraphIsTheFrozenOne) {
 TEST(GraphFreeze, AMalformedFreezeFileIsRefused) {
   fs::path p = fs::temp_directory_path() / ("FROZEN-" + std::to_string(::getpid()));
   std::ofstream(p) << "# a comment\ngraph-v1 sha256:1234\n";
-  std::string error;
-  EXPECT_FALSE(ReadFreeze(p.string(), &error));
-  EXPECT_NE(error.find("expected one line"), std::string::npos) << error;
-  EXPECT_FALSE(ReadFreeze("/nonexistent/FROZEN", &error));
+  base::Result<Freeze> malformed = ReadFreeze(p.string());
+  EXPECT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().code(), base::Status::Code::kInvalidArgument);
+  EXPECT_EQ(malformed.status().message(),
+            p.string() + ":2: expected one line 'graph-vN sha256:<16 hex digits>'");
+  base::Result<Freeze> missing = ReadFreeze("/nonexistent/FROZEN");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), base::Status::Code::kIoError);
   fs::remove(p);
 }
 
@@ -779,9 +782,8 @@ TEST(GraphFreeze, APostFreezeScenarioMayNotUseAMeasuredEdge) {
 }
 
 TEST(GraphFreeze, TheShippedPostFreezeScenariosUseNoMeasuredEdge) {
-  std::string error;
-  std::optional<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath), &error);
-  ASSERT_TRUE(f) << error;
+  base::Result<Freeze> f = ReadFreeze(FreezePathFor(kGraphPath));
+  ASSERT_TRUE(f.ok()) << f.status().message();
   scenarios::Suite suite = scenarios::LoadSuite(scenarios::ScenarioPaths(kSource + "/scenarios"));
   for (const scenarios::Problem& p : PostFreezeProblems(Shipped(), *f, suite.scenarios)) {
     ADD_FAILURE() << p.ToString();
