@@ -94,24 +94,21 @@ struct BackendFlags {
         ->capture_default_str();
   }
 
-  // Builds the back-end; on error returns nullptr and sets *error.
-  std::unique_ptr<Backend> Make(std::string* error) const {
+  // Builds the back-end (never null), or says why the flags do not make one.
+  slurm_rca::base::Result<std::unique_ptr<Backend>> Make() const {
+    using slurm_rca::base::Status;
     if (!replay.empty()) {
       auto opened = ReplayBackend::Open(replay);
-      if (!opened.ok()) {
-        *error = opened.status().message();
-        return nullptr;
-      }
+      if (!opened.ok()) return opened.status();
       std::unique_ptr<ReplayBackend> b = std::move(opened).value();
       if (offset >= 0) b->SetOffset(offset);
-      return b;
+      return std::unique_ptr<Backend>(std::move(b));
     }
     LiveOptions o;
     o.executor.trusted_dirs = Split(trusted_dirs, ':');
     for (const std::string& d : o.executor.trusted_dirs) {
       if (d.front() != '/') {
-        *error = "--trusted-dirs entry '" + d + "' is not absolute";
-        return nullptr;
+        return Status::InvalidArgument("--trusted-dirs entry '" + d + "' is not absolute");
       }
     }
     o.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
@@ -124,21 +121,19 @@ struct BackendFlags {
     for (const std::string& lf : log_files) {
       size_t eq = lf.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == lf.size()) {
-        *error = "--log-file takes DAEMON=PATH, got '" + lf + "'";
-        return nullptr;
+        return Status::InvalidArgument("--log-file takes DAEMON=PATH, got '" + lf + "'");
       }
       o.log_files[lf.substr(0, eq)] = lf.substr(eq + 1);
     }
     if (!fabric_root.empty()) {
       if (fabric_root.front() != '/') {
-        *error = "--fabric-root '" + fabric_root + "' is not absolute";
-        return nullptr;
+        return Status::InvalidArgument("--fabric-root '" + fabric_root + "' is not absolute");
       }
       o.fabric = FabricOptions{.sys_root = fabric_root + "/sys",
                                .proc_root = fabric_root + "/proc",
                                .cgroup_root = fabric_root + "/sys/fs/cgroup"};
     }
-    return std::make_unique<LiveBackend>(std::move(o));
+    return std::unique_ptr<Backend>(std::make_unique<LiveBackend>(std::move(o)));
   }
 };
 
@@ -371,11 +366,10 @@ int main(int argc, char** argv) {
   }
 
   if (*call) {
-    std::string host;
-    int port = 0;
-    if (std::string e = ParseListenAddress(call_http, &host, &port); !e.empty()) {
-      return Usage("--http " + e);
-    }
+    slurm_rca::base::Result<ListenAddress> address = ParseListenAddress(call_http);
+    if (!address.ok()) return Usage("--http " + address.status().message());
+    const std::string& host = address->host;
+    const int port = address->port;
     Json args = Json::parse(call_args, nullptr, false);
     if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
     std::optional<std::string> token;
@@ -430,26 +424,29 @@ int main(int argc, char** argv) {
 
   // serve --metrics: the counters exist before the back-end, which counts its reads into them.
   std::unique_ptr<Metrics> metrics;
-  std::string metrics_host;
-  int metrics_port = 0;
+  ListenAddress metrics_address;
   if (*serve && !metrics_addr.empty()) {
-    if (std::string e = ParseListenAddress(metrics_addr, &metrics_host, &metrics_port);
-        !e.empty()) {
-      return Usage("--metrics " + e);
-    }
+    slurm_rca::base::Result<ListenAddress> parsed = ParseListenAddress(metrics_addr);
+    if (!parsed.ok()) return Usage("--metrics " + parsed.status().message());
+    metrics_address = *parsed;
     metrics = std::make_unique<Metrics>(slurm_rca::base::Version(), slurm_rca::base::Revision());
     flags.metrics = metrics.get();
     surface.metrics = metrics.get();
   }
 
-  std::string error;
-  std::unique_ptr<Backend> backend = flags.Make(&error);
-  if (!backend) return Usage(error);
+  slurm_rca::base::Result<std::unique_ptr<Backend>> made = flags.Make();
+  if (!made.ok()) return Usage(made.status().message());
+  std::unique_ptr<Backend> backend = std::move(made).value();
   surface.backend = backend.get();
   std::unique_ptr<AuditLog> audit;
   if (!flags.audit_log.empty()) {
-    audit = flags.audit_log == "-" ? AuditLog::Stderr() : AuditLog::Open(flags.audit_log, &error);
-    if (!audit) return Usage(error);
+    if (flags.audit_log == "-") {
+      audit = AuditLog::Stderr();
+    } else {
+      auto opened = AuditLog::Open(flags.audit_log);
+      if (!opened.ok()) return Usage(opened.status().message());
+      audit = std::move(opened).value();
+    }
     surface.audit = [log = audit.get()](const Json& entry) { log->Record(entry); };
   }
   std::unique_ptr<GpuSampleStore> gpu_store;
@@ -457,8 +454,8 @@ int main(int argc, char** argv) {
   if (*serve && gpu_interval > 0) {
     if (!flags.replay.empty()) return Usage("--gpu-sample-interval needs the live back-end, not --replay");
     idle.interval = gpu_interval;
-    if (std::string e = ValidateGpuIdleOptions(idle); !e.empty()) {
-      return Usage("gpu_idle: " + e + " (interval " + std::to_string(idle.interval) +
+    if (slurm_rca::base::Status s = ValidateGpuIdleOptions(idle); !s.ok()) {
+      return Usage("gpu_idle: " + s.message() + " (interval " + std::to_string(idle.interval) +
                    ", max gap " + std::to_string(idle.max_sample_gap) + ", window " +
                    std::to_string(idle.window) + ")");
     }
@@ -466,9 +463,9 @@ int main(int argc, char** argv) {
     so.interval = gpu_interval;
     so.dcgm_timeout = std::min<std::int64_t>(5, gpu_interval);
     for (const std::string& spec : dcgm_hosts) {
-      DcgmHost h;
-      if (std::string e = ParseDcgmHost(spec, &h); !e.empty()) return Usage(e);
-      so.dcgm.push_back(h);
+      slurm_rca::base::Result<DcgmHost> h = ParseDcgmHost(spec);
+      if (!h.ok()) return Usage(h.status().message());
+      so.dcgm.push_back(*h);
     }
     so.local_node = gpu_node;
     if (so.local_node.empty() && so.dcgm.empty()) {
@@ -476,8 +473,7 @@ int main(int argc, char** argv) {
       if (gethostname(host, sizeof host - 1) == 0) so.local_node = host;
       so.local_node = so.local_node.substr(0, so.local_node.find('.'));
     }
-    DcgmHost check;
-    if (!so.local_node.empty() && !ParseDcgmHost(so.local_node, &check).empty()) {
+    if (!so.local_node.empty() && !ParseDcgmHost(so.local_node).ok()) {
       return Usage("--gpu-node-name '" + so.local_node + "' is not a safe node name");
     }
     gpu_store = std::make_unique<GpuSampleStore>(512);
@@ -528,11 +524,13 @@ int main(int argc, char** argv) {
   std::unique_ptr<MetricsServer> metrics_server;
   if (metrics) {
     metrics_server = std::make_unique<MetricsServer>(*metrics);
-    if (std::string e = metrics_server->Start(metrics_host, metrics_port); !e.empty()) {
-      std::cerr << "slurm-mcp: " << e << "\n";
+    slurm_rca::base::Status s = metrics_server->Start(metrics_address.host, metrics_address.port);
+    if (!s.ok()) {
+      std::cerr << "slurm-mcp: " << s.message() << "\n";
       return 1;
     }
-    std::cerr << "slurm-mcp: metrics (Prometheus text): http://" << UrlHost(metrics_host) << ":"
+    std::cerr << "slurm-mcp: metrics (Prometheus text): http://" << UrlHost(metrics_address.host)
+              << ":"
               << metrics_server->port() << "/metrics\n";
   }
   if (sampler) sampler->Start();
@@ -551,9 +549,10 @@ int main(int argc, char** argv) {
     return rc;
   }
   HttpOptions h;
-  if (std::string e = ParseListenAddress(http, &h.host, &h.port); !e.empty()) {
-    return Usage("--http " + e);
-  }
+  slurm_rca::base::Result<ListenAddress> listen = ParseListenAddress(http);
+  if (!listen.ok()) return Usage("--http " + listen.status().message());
+  h.host = listen->host;
+  h.port = listen->port;
   h.sessions = !no_sessions;
   // GET /ready: per program, whether its last read succeeded; reads nothing (evidence.h).
   h.ready = [b = backend.get()] { return ReadinessJson(*b); };
@@ -579,7 +578,7 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &sig);
     if (!served) transport.Stop();
   });
-  HttpStartResult r = transport.Serve([&](int port) {
+  slurm_rca::base::Result<int> r = transport.Serve([&](int port) {
     std::cerr << "slurm-mcp: serving MCP on http://" << UrlHost(h.host) << ":" << port << "/mcp ("
               << backend->Label() << ")\n"
               << "slurm-mcp: readiness (outside MCP, reads nothing): GET " << h.ready_path << "\n";
@@ -588,7 +587,7 @@ int main(int argc, char** argv) {
   pthread_kill(stopper.native_handle(), SIGTERM);  // pending, and dropped, if it no longer waits
   stopper.join();
   if (!r.ok()) {
-    std::cerr << "slurm-mcp: " << r.error << "\n";
+    std::cerr << "slurm-mcp: " << r.status().message() << "\n";
     return 1;
   }
   return 0;

@@ -20,21 +20,18 @@ std::string AuditTimeNow() {
   return base::IsoUtc(std::chrono::system_clock::now(), /*millis=*/true);
 }
 
-std::unique_ptr<AuditLog> AuditLog::Open(const std::string& path, std::string* error) {
-  std::string ignored;
-  if (error == nullptr) error = &ignored;
+base::Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
   if (fd < 0) {
-    *error = "cannot open audit log " + path + ": " + std::strerror(errno);
-    return nullptr;
+    return base::Status::IoError("cannot open audit log " + path + ": " + std::strerror(errno));
   }
   // Stdout carries the stdio transport's messages: an audit line there would corrupt them.
   struct stat mine, out;
   if (::fstat(fd, &mine) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && mine.st_dev == out.st_dev &&
       mine.st_ino == out.st_ino && !(S_ISCHR(mine.st_mode) && mine.st_rdev == makedev(1, 3))) {
     ::close(fd);
-    *error = "audit log " + path + " is this process's stdout, which carries MCP messages";
-    return nullptr;
+    return base::Status::InvalidArgument("audit log " + path +
+                                         " is this process's stdout, which carries MCP messages");
   }
   return std::unique_ptr<AuditLog>(new AuditLog(fd, true));
 }

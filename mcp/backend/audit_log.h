@@ -6,8 +6,9 @@
 // concurrent Record calls, and other processes appending to the same file, never interleave
 // within a line.
 //
-//   std::string error;
-//   std::unique_ptr<AuditLog> audit = AuditLog::Open("/var/log/slurm-mcp.jsonl", &error);
+//   auto opened = AuditLog::Open("/var/log/slurm-mcp.jsonl");  // base::Result<unique_ptr<...>>
+//   if (!opened.ok()) die(opened.status().message());         // names the path and the cause
+//   std::unique_ptr<AuditLog> audit = std::move(opened).value();
 //   audit->Record(AuditRecord("slurm_query", "queue", evidence));
 //   // {"time":"2026-11-30T13:14:37.123Z","tool":"slurm_query","topic":"queue",
 //   //  "argv":["squeue",...],"exit":0,"duration_ms":41,"cached":false,"bytes":812,
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "mcp/evidence/evidence.h"
 #include "nlohmann/json.hpp"
 
@@ -27,9 +29,9 @@ namespace slurm_rca::mcp {
 
 class AuditLog {
  public:
-  // Appends to path. nullptr and *error when it cannot be opened, or when it is this process's
-  // stdout (e.g. /dev/stdout or /proc/self/fd/1), unless that is /dev/null.
-  static std::unique_ptr<AuditLog> Open(const std::string& path, std::string* error);
+  // Appends to path; never null. An io error when it cannot be opened, an invalid argument when
+  // it is this process's stdout (e.g. /dev/stdout or /proc/self/fd/1), unless that is /dev/null.
+  static base::Result<std::unique_ptr<AuditLog>> Open(const std::string& path);
   // Writes to stderr.
   static std::unique_ptr<AuditLog> Stderr();
 

@@ -59,9 +59,9 @@ class AuditLogTest : public ::testing::Test {
 
 TEST_F(AuditLogTest, LinesAreJsonWithTheRequiredKeys) {
   const std::string path = dir_ + "/audit.jsonl";
-  std::string error;
-  auto audit = AuditLog::Open(path, &error);
-  ASSERT_TRUE(audit) << error;
+  auto opened = AuditLog::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<AuditLog> audit = std::move(opened).value();
   Evidence ok = SampleEvidence();
   Evidence timed_out = SampleEvidence();
   timed_out.outcome = Evidence::Outcome::kTimedOut;
@@ -108,16 +108,16 @@ TEST_F(AuditLogTest, LinesAreJsonWithTheRequiredKeys) {
 TEST_F(AuditLogTest, AddsTimeOnlyWhenMissingAndAppends) {
   const std::string path = dir_ + "/audit.jsonl";
   {
-    auto audit = AuditLog::Open(path, nullptr);
-    ASSERT_TRUE(audit);
-    EXPECT_TRUE(audit->Record(json{{"tool", "a"}}));
-    EXPECT_TRUE(audit->Record(json{{"tool", "b"}, {"time", "given"}}));
-    EXPECT_FALSE(audit->Record(json::array({1, 2})));
+    auto audit = AuditLog::Open(path);
+    ASSERT_TRUE(audit.ok());
+    EXPECT_TRUE((*audit)->Record(json{{"tool", "a"}}));
+    EXPECT_TRUE((*audit)->Record(json{{"tool", "b"}, {"time", "given"}}));
+    EXPECT_FALSE((*audit)->Record(json::array({1, 2})));
   }
   {
-    auto audit = AuditLog::Open(path, nullptr);  // a second open appends
-    ASSERT_TRUE(audit);
-    EXPECT_TRUE(audit->Record(json{{"tool", "c"}}));
+    auto audit = AuditLog::Open(path);  // a second open appends
+    ASSERT_TRUE(audit.ok());
+    EXPECT_TRUE((*audit)->Record(json{{"tool", "c"}}));
   }
   std::vector<std::string> lines = Lines(path);
   ASSERT_EQ(lines.size(), 3u);
@@ -128,8 +128,9 @@ TEST_F(AuditLogTest, AddsTimeOnlyWhenMissingAndAppends) {
 
 TEST_F(AuditLogTest, NewlinesAndInvalidUtf8StayInsideOneLine) {
   const std::string path = dir_ + "/audit.jsonl";
-  auto audit = AuditLog::Open(path, nullptr);
-  ASSERT_TRUE(audit);
+  auto opened = AuditLog::Open(path);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<AuditLog> audit = std::move(opened).value();
   EXPECT_TRUE(audit->Record(json{{"tool", "x"}, {"note", "two\nlines \xff\xfe bad"}}));
   std::vector<std::string> lines = Lines(path);
   ASSERT_EQ(lines.size(), 1u);
@@ -140,8 +141,9 @@ TEST_F(AuditLogTest, NewlinesAndInvalidUtf8StayInsideOneLine) {
 
 TEST_F(AuditLogTest, ConcurrentWritersProduceWholeLines) {
   const std::string path = dir_ + "/audit.jsonl";
-  auto audit = AuditLog::Open(path, nullptr);
-  ASSERT_TRUE(audit);
+  auto opened = AuditLog::Open(path);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<AuditLog> audit = std::move(opened).value();
   constexpr int kThreads = 8;
   constexpr int kEach = 300;
   const std::string payload(6000, 'x');  // well over PIPE_BUF and stdio buffers
@@ -198,19 +200,20 @@ TEST_F(AuditLogTest, StderrLogWritesToStderrNotStdout) {
 }
 
 TEST_F(AuditLogTest, RefusesThisProcessStdout) {
-  std::string error;
-  std::unique_ptr<AuditLog> audit;
-  Capture(STDOUT_FILENO, dir_ + "/out", [&] { audit = AuditLog::Open("/proc/self/fd/1", &error); });
-  EXPECT_EQ(audit, nullptr);
-  EXPECT_NE(error.find("stdout"), std::string::npos) << error;
+  base::Status status;
+  Capture(STDOUT_FILENO, dir_ + "/out",
+          [&] { status = AuditLog::Open("/proc/self/fd/1").status(); });
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "audit log /proc/self/fd/1 is this process's stdout, which carries MCP messages");
 }
 
 TEST_F(AuditLogTest, OpenFailureNamesThePath) {
-  std::string error;
-  EXPECT_EQ(AuditLog::Open(dir_ + "/no/such/dir/audit.jsonl", &error), nullptr);
-  EXPECT_NE(error.find("cannot open audit log " + dir_ + "/no/such/dir/audit.jsonl"),
-            std::string::npos)
-      << error;
+  auto opened = AuditLog::Open(dir_ + "/no/such/dir/audit.jsonl");
+  EXPECT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), base::Status::Code::kIoError);
+  EXPECT_EQ(opened.status().message(), "cannot open audit log " + dir_ +
+                                           "/no/such/dir/audit.jsonl: No such file or directory");
 }
 
 }  // namespace

@@ -113,9 +113,9 @@ class HttpTest : public ::testing::Test {
   void StartServer(HttpOptions options = {}) {
     server_ = std::make_unique<Server>(ServerOptions{.tools = FakeTools()});
     transport_ = std::make_unique<HttpTransport>(*server_, options);
-    HttpStartResult started = transport_->Start();
-    ASSERT_TRUE(started.ok()) << started.error;
-    port_ = started.port;
+    base::Result<int> started = transport_->Start();
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    port_ = *started;
     ASSERT_GT(port_, 0);
   }
 
@@ -408,9 +408,10 @@ TEST_F(HttpTest, NoReadinessRouteUnlessAsked) {
 TEST(HttpStartTest, ReadinessPathMustDifferFromTheEndpoint) {
   Server server(ServerOptions{});
   HttpTransport t(server, {.ready = [] { return std::string("{}"); }, .ready_path = "/mcp"});
-  HttpStartResult r = t.Start();
+  base::Result<int> r = t.Start();
   EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("readiness path"), std::string::npos) << r.error;
+  EXPECT_NE(r.status().message().find("readiness path"), std::string::npos)
+      << r.status().message();
 }
 
 TEST_F(HttpTest, OtherPathIs404) {
@@ -754,9 +755,11 @@ TEST_F(HttpTest, StartRefusesBadOptions) {
   Server server(ServerOptions{.tools = FakeTools()});
   {
     HttpTransport t(server, HttpOptions{.host = "0.0.0.0"});
-    HttpStartResult r = t.Start();
+    base::Result<int> r = t.Start();
     EXPECT_FALSE(r.ok());
-    EXPECT_NE(r.error.find("token"), std::string::npos) << r.error;
+    EXPECT_EQ(r.status().message(),
+              "refusing to serve 0.0.0.0 without a bearer token: only loopback addresses may run "
+              "without one");
   }
   {
     HttpTransport t(server, HttpOptions{.token = ""});
@@ -768,11 +771,13 @@ TEST_F(HttpTest, StartRefusesBadOptions) {
   }
   {
     HttpTransport t(server, HttpOptions{});
-    HttpStartResult r = t.Start();
-    ASSERT_TRUE(r.ok()) << r.error;
+    base::Result<int> r = t.Start();
+    ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_FALSE(t.Start().ok());  // once only
-    HttpTransport clash(server, HttpOptions{.port = r.port});
-    EXPECT_FALSE(clash.Start().ok());
+    HttpTransport clash(server, HttpOptions{.port = *r});
+    base::Result<int> taken = clash.Start();
+    EXPECT_FALSE(taken.ok());
+    EXPECT_EQ(taken.status().message(), "cannot bind 127.0.0.1:" + std::to_string(*r));
     t.Stop();
     t.Stop();  // idempotent
   }
@@ -783,8 +788,8 @@ TEST_F(HttpTest, ServeBlocksUntilStop) {
   HttpTransport t(server, HttpOptions{.sessions = false});
   std::promise<int> bound;
   std::thread serving([&] {
-    HttpStartResult r = t.Serve([&](int port) { bound.set_value(port); });
-    EXPECT_TRUE(r.ok()) << r.error;
+    base::Result<int> r = t.Serve([&](int port) { bound.set_value(port); });
+    EXPECT_TRUE(r.ok()) << r.status().message();
   });
   port_ = bound.get_future().get();
   {

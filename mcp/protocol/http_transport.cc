@@ -224,27 +224,30 @@ class CountingThreadPool : public httplib::TaskQueue {
 
 }  // namespace
 
-std::string ParseListenAddress(const std::string& addr, std::string* host, int* port) {
+base::Result<ListenAddress> ParseListenAddress(const std::string& addr) {
+  auto malformed = [](std::string why) -> base::Result<ListenAddress> {
+    return base::Status::InvalidArgument(std::move(why));
+  };
   const std::size_t colon = addr.rfind(':');
-  if (colon == std::string::npos) return "'" + addr + "' is not HOST:PORT or :PORT";
+  if (colon == std::string::npos) return malformed("'" + addr + "' is not HOST:PORT or :PORT");
   std::string h = addr.substr(0, colon);
   const std::string p = addr.substr(colon + 1);
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
     h = h.substr(1, h.size() - 2);
-    if (h.empty()) return "'" + addr + "': empty IPv6 address";
+    if (h.empty()) return malformed("'" + addr + "': empty IPv6 address");
   } else if (h.find(':') != std::string::npos || h.find('[') != std::string::npos ||
              h.find(']') != std::string::npos) {
-    return "'" + addr + "': an IPv6 address must be written [ADDRESS]:PORT";
+    return malformed("'" + addr + "': an IPv6 address must be written [ADDRESS]:PORT");
   }
-  if (h.find_first_of(" \t/\\@") != std::string::npos) return "'" + addr + "': not a host name";
+  if (h.find_first_of(" \t/\\@") != std::string::npos) {
+    return malformed("'" + addr + "': not a host name");
+  }
   if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
-    return "'" + addr + "': the port must be a number from 0 to 65535";
+    return malformed("'" + addr + "': the port must be a number from 0 to 65535");
   }
   const int n = std::atoi(p.c_str());
-  if (n > 65535) return "'" + addr + "': the port must be a number from 0 to 65535";
-  *host = h.empty() ? "127.0.0.1" : h;
-  *port = n;
-  return "";
+  if (n > 65535) return malformed("'" + addr + "': the port must be a number from 0 to 65535");
+  return ListenAddress{.host = h.empty() ? "127.0.0.1" : h, .port = n};
 }
 
 std::string UrlHost(const std::string& host) {
@@ -273,26 +276,34 @@ class HttpTransport::Impl {
     }
   }
 
-  HttpStartResult Bind() {
+  base::Result<int> Bind() {
     if (used_.exchange(true)) {
-      return {0, "this HttpTransport was already started; create a new one"};
+      return base::Status::InvalidArgument(
+          "this HttpTransport was already started; create a new one");
     }
-    if (options_.token && options_.token->empty()) return {0, "the bearer token is empty"};
+    if (options_.token && options_.token->empty()) {
+      return base::Status::InvalidArgument("the bearer token is empty");
+    }
     if (!options_.token && !IsLoopback(options_.host)) {
-      return {0, "refusing to serve " + options_.host +
-                     " without a bearer token: only loopback addresses may run without one"};
+      return base::Status::InvalidArgument(
+          "refusing to serve " + options_.host +
+          " without a bearer token: only loopback addresses may run without one");
     }
     if (options_.path.empty() || options_.path.front() != '/') {
-      return {0, "the endpoint path must start with '/': " + options_.path};
+      return base::Status::InvalidArgument("the endpoint path must start with '/': " +
+                                           options_.path);
     }
     if (options_.ready && (options_.ready_path.empty() || options_.ready_path.front() != '/' ||
                            options_.ready_path == options_.path)) {
-      return {0, "the readiness path must start with '/' and differ from the endpoint's: " +
-                     options_.ready_path};
+      return base::Status::InvalidArgument(
+          "the readiness path must start with '/' and differ from the endpoint's: " +
+          options_.ready_path);
     }
-    if (options_.threads < 2) return {0, "at least 2 threads are needed"};
+    if (options_.threads < 2) {
+      return base::Status::InvalidArgument("at least 2 threads are needed");
+    }
     if (options_.port < 0 || options_.port > 65535) {
-      return {0, "port out of range: " + std::to_string(options_.port)};
+      return base::Status::InvalidArgument("port out of range: " + std::to_string(options_.port));
     }
     Configure();
     int port = options_.port;
@@ -303,13 +314,14 @@ class HttpTransport::Impl {
       port = 0;
     }
     if (port == 0) {
-      return {0, "cannot bind " + options_.host + ":" + std::to_string(options_.port)};
+      return base::Status::Unavailable("cannot bind " + options_.host + ":" +
+                                       std::to_string(options_.port));
     }
     // Debian's compiled cpp-httplib listens with a backlog of 5; at 64 concurrent clients the
     // kernel then drops connections (measured by bench/mcp_bench). Linux lets a listening socket
     // widen its backlog with a second listen().
     if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
-    return {port, ""};
+    return port;
   }
 
   void Listen() {
@@ -319,8 +331,8 @@ class HttpTransport::Impl {
     listen_returned_ = true;
   }
 
-  HttpStartResult Start() {
-    HttpStartResult r = Bind();
+  base::Result<int> Start() {
+    base::Result<int> r = Bind();
     if (!r.ok()) return r;
     thread_ = std::thread([this] { Listen(); });
     // Stop() can only stop a server that runs: wait for it, so Start-then-Stop never hangs.
@@ -712,12 +724,12 @@ HttpTransport::HttpTransport(Server& server, HttpOptions options)
 
 HttpTransport::~HttpTransport() { Stop(); }
 
-HttpStartResult HttpTransport::Start() { return impl_->Start(); }
+base::Result<int> HttpTransport::Start() { return impl_->Start(); }
 
-HttpStartResult HttpTransport::Serve(const std::function<void(int port)>& on_bound) {
-  HttpStartResult r = impl_->Bind();
+base::Result<int> HttpTransport::Serve(const std::function<void(int port)>& on_bound) {
+  base::Result<int> r = impl_->Bind();
   if (!r.ok()) return r;
-  if (on_bound) on_bound(r.port);
+  if (on_bound) on_bound(*r);
   impl_->Listen();
   return r;
 }

@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/protocol/metrics.h"
 #include "mcp/protocol/server.h"
 
@@ -68,12 +69,6 @@ struct HttpOptions {
   Metrics* metrics = nullptr;
 };
 
-struct HttpStartResult {
-  int port = 0;       // the bound port
-  std::string error;  // empty on success
-  bool ok() const { return error.empty(); }
-};
-
 class HttpTransport {
  public:
   // `server` must outlive the transport.
@@ -82,11 +77,13 @@ class HttpTransport {
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
-  // Binds and serves on a background thread; returns the bound port or why it could not.
-  HttpStartResult Start();
+  // Binds and serves on a background thread; returns the bound port, or why it could not: an
+  // invalid argument for options it refuses (no token off loopback, a second start, ...), an
+  // unavailable status when the address cannot be bound.
+  base::Result<int> Start();
   // Binds and serves on the calling thread until Stop(). `on_bound` runs once with the bound
-  // port before serving starts. Returns the bind error, or the port once stopped.
-  HttpStartResult Serve(const std::function<void(int port)>& on_bound = nullptr);
+  // port before serving starts. Returns the bind error (as Start), or the port once stopped.
+  base::Result<int> Serve(const std::function<void(int port)>& on_bound = nullptr);
   // Stops accepting, waits for in-flight requests to finish. Idempotent; not for signal handlers.
   void Stop();
 
@@ -103,10 +100,14 @@ class HttpTransport {
   std::unique_ptr<Impl> impl_;
 };
 
-// A listen address: "HOST:PORT", ":PORT" (127.0.0.1) or "[V6]:PORT", port 0..65535 (0: any free
-// port); serve's --http and --metrics. Returns "" and sets *host and *port, or the reason ADDR is
-// malformed.
-std::string ParseListenAddress(const std::string& addr, std::string* host, int* port);
+// Where to listen: serve's --http and --metrics.
+struct ListenAddress {
+  std::string host;  // without brackets ("::1"); "127.0.0.1" when the address names none
+  int port = 0;      // 0..65535; 0: any free port
+};
+// Parses "HOST:PORT", ":PORT" (127.0.0.1) or "[V6]:PORT". An invalid argument whose message
+// quotes ADDR and says what is malformed.
+base::Result<ListenAddress> ParseListenAddress(const std::string& addr);
 // host as a URL writes it: an IPv6 address in brackets.
 std::string UrlHost(const std::string& host);
 

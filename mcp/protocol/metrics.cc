@@ -319,15 +319,17 @@ class MetricsServer::Impl {
     });
   }
 
-  std::string Start(const std::string& host, int port, int* bound) {
+  base::Status Start(const std::string& host, int port, int* bound) {
     if (port == 0) {
       port = http_.bind_to_any_port(host);
       if (port < 0) port = 0;
     } else if (!http_.bind_to_port(host, port)) {
       port = 0;
     }
-    if (port == 0)
-      return "cannot bind the metrics listener to " + host + ":" + std::to_string(*bound);
+    if (port == 0) {
+      return base::Status::Unavailable("cannot bind the metrics listener to " + host + ":" +
+                                       std::to_string(*bound));
+    }
     *bound = port;
     thread_ = std::thread([this] {
       http_.listen_after_bind();
@@ -339,9 +341,10 @@ class MetricsServer::Impl {
     }
     if (!http_.is_running()) {
       thread_.join();
-      return "the metrics listener on " + host + ":" + std::to_string(port) + " stopped at once";
+      return base::Status::Unavailable("the metrics listener on " + host + ":" +
+                                       std::to_string(port) + " stopped at once");
     }
-    return "";
+    return base::Status();
   }
 
   void Stop() {
@@ -363,7 +366,7 @@ MetricsServer::MetricsServer(const Metrics& metrics) : impl_(std::make_unique<Im
 
 MetricsServer::~MetricsServer() { Stop(); }
 
-std::string MetricsServer::Start(const std::string& host, int port) {
+base::Status MetricsServer::Start(const std::string& host, int port) {
   port_ = port;
   return impl_->Start(host, port, &port_);
 }

@@ -7,7 +7,7 @@
 //   SurfaceOptions surface{.metrics = &metrics};         // tool calls by tool, topic, outcome
 //   HttpOptions http{.metrics = &metrics};               // HTTP connections, rejected requests
 //   MetricsServer server(metrics);
-//   std::string error = server.Start("127.0.0.1", 9464);   // GET http://127.0.0.1:9464/metrics
+//   base::Status s = server.Start("127.0.0.1", 9464);      // GET http://127.0.0.1:9464/metrics
 //
 // A tool call's outcome is `ok` (evidence), `no_evidence` with a `cause` (the read failed, timed
 // out, was unavailable, or was refused by the rate budget or the concurrency bound), `refused`
@@ -24,6 +24,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "base/status.h"
 
 namespace slurm_rca::mcp {
 
@@ -143,8 +145,9 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Binds and serves; "" on success, else why not. port 0: any free port (see port()).
-  std::string Start(const std::string& host, int port);
+  // Binds and serves; else an unavailable status saying why not (the port is taken, the
+  // listener stopped at once). port 0: any free port (see port()).
+  base::Status Start(const std::string& host, int port);
   int port() const { return port_; }
   void Stop();  // idempotent
 

@@ -179,24 +179,24 @@ TEST(OutcomeOfTest, ClassifiesEveryEvidenceOutcome) {
 }
 
 TEST(ParseListenAddressTest, AcceptsHostPortAndDefaultsToLoopback) {
-  std::string host;
-  int port = -1;
-  EXPECT_EQ(ParseListenAddress(":9464", &host, &port), "");
-  EXPECT_EQ(host, "127.0.0.1");
-  EXPECT_EQ(port, 9464);
-  EXPECT_EQ(ParseListenAddress("0.0.0.0:18390", &host, &port), "");
-  EXPECT_EQ(host, "0.0.0.0");
-  EXPECT_EQ(port, 18390);
-  EXPECT_EQ(ParseListenAddress("[::1]:0", &host, &port), "");
-  EXPECT_EQ(host, "::1");
-  EXPECT_EQ(port, 0);
+  base::Result<ListenAddress> a = ParseListenAddress(":9464");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9464);
+  a = ParseListenAddress("0.0.0.0:18390");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->host, "0.0.0.0");
+  EXPECT_EQ(a->port, 18390);
+  a = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_EQ(a->port, 0);
   for (const char* bad : {"9464", "", ":", "host:", ":abc", ":65536", ":-1", ":123456", "::1:9464",
                           "[]:9464", "a b:9464", "host:94 64"}) {
-    std::string h = "unchanged";
-    int p = -1;
-    EXPECT_NE(ParseListenAddress(bad, &h, &p), "") << bad;
-    EXPECT_EQ(h, "unchanged") << bad;
+    EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
   }
+  EXPECT_EQ(ParseListenAddress(":65536").status().message(),
+            "':65536': the port must be a number from 0 to 65535");
 }
 
 double UnixNow() {
@@ -404,10 +404,10 @@ TEST(MetricsTest, HttpTransportCountsOpenConnectionsAndRejectedRequests) {
   HttpOptions h;
   h.metrics = &m;
   HttpTransport transport(server, h);
-  HttpStartResult started = transport.Start();
-  ASSERT_TRUE(started.ok()) << started.error;
+  base::Result<int> started = transport.Start();
+  ASSERT_TRUE(started.ok()) << started.status().message();
   {
-    httplib::Client client("127.0.0.1", started.port);
+    httplib::Client client("127.0.0.1", *started);
     client.set_keep_alive(true);
     const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
     httplib::Headers json = {{"Accept", "application/json, text/event-stream"}};
@@ -436,7 +436,8 @@ TEST(MetricsServerTest, ServesTheExpositionAtGetMetricsOnly) {
   Metrics m("1.0.0", "rev");
   m.CacheHit();
   MetricsServer server(m);
-  ASSERT_EQ(server.Start("127.0.0.1", 0), "");
+  base::Status started = server.Start("127.0.0.1", 0);
+  ASSERT_TRUE(started.ok()) << started.message();
   ASSERT_GT(server.port(), 0);
   httplib::Client client("127.0.0.1", server.port());
   auto res = client.Get("/metrics");
@@ -457,7 +458,10 @@ TEST(MetricsServerTest, ServesTheExpositionAtGetMetricsOnly) {
 
   // The port is taken: a second listener says so instead of serving nothing.
   MetricsServer second(m);
-  EXPECT_NE(second.Start("127.0.0.1", server.port()), "");
+  base::Status taken = second.Start("127.0.0.1", server.port());
+  EXPECT_FALSE(taken.ok());
+  EXPECT_EQ(taken.message(),
+            "cannot bind the metrics listener to 127.0.0.1:" + std::to_string(server.port()));
   server.Stop();
   server.Stop();  // idempotent
 }

@@ -141,9 +141,9 @@ class Reader {
 
  private:
   bool Allowed(FabricRead kind, const std::string& path, std::error_code* ec) {
-    std::string why = CheckFabricPath(o_, kind, path);
-    if (why.empty()) return true;
-    refused.push_back(why);
+    base::Status allowed = CheckFabricPath(o_, kind, path);
+    if (allowed.ok()) return true;
+    refused.push_back(allowed.message());
     *ec = std::error_code(EPERM, std::generic_category());
     return false;
   }
@@ -652,7 +652,7 @@ class Scan {
 
 }  // namespace
 
-std::string CheckFabricPath(const FabricOptions& o, FabricRead kind, const std::string& path) {
+base::Status CheckFabricPath(const FabricOptions& o, FabricRead kind, const std::string& path) {
   const std::string roots[3] = {o.sys_root, o.proc_root, o.cgroup_root};
   for (const Pattern& p : Patterns()) {
     if (p.kind != kind) continue;
@@ -669,12 +669,13 @@ std::string CheckFabricPath(const FabricOptions& o, FabricRead kind, const std::
     if (path.size() > kMaxPathBytes || std::count(rel.begin(), rel.end(), '/') > kMaxDepth) {
       continue;
     }
-    if (RE2::FullMatch(rel, Compiled(p.re))) return "";
+    if (RE2::FullMatch(rel, Compiled(p.re))) return base::Status();
   }
-  return std::string("refused: ") + KindName(kind) + " of " + path +
-         " is not on the fabric allowlist (class/infiniband ports, counters and ibdev under the "
-         "sysfs root; <pid>/fd and <pid>/cmdline under the proc root; cgroup.procs under the "
-         "cgroup root)";
+  return base::Status::InvalidArgument(
+      std::string("refused: ") + KindName(kind) + " of " + path +
+      " is not on the fabric allowlist (class/infiniband ports, counters and ibdev under the "
+      "sysfs root; <pid>/fd and <pid>/cmdline under the proc root; cgroup.procs under the "
+      "cgroup root)");
 }
 
 FabricReport ReadFabric(const FabricOptions& options) {

@@ -34,6 +34,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/status.h"
+
 namespace slurm_rca::mcp {
 
 struct FabricOptions {
@@ -44,8 +46,10 @@ struct FabricOptions {
 
 enum class FabricRead { kList, kFile, kLink };
 
-// "" when the read is on the allowlist, else why it is refused.
-std::string CheckFabricPath(const FabricOptions& options, FabricRead kind, const std::string& path);
+// OK when the read is on the allowlist, else an invalid argument saying why it is refused
+// ("refused: file of PATH is not on the fabric allowlist (...)").
+base::Status CheckFabricPath(const FabricOptions& options, FabricRead kind,
+                             const std::string& path);
 
 struct FabricReport {
   bool evidence = false;  // false: no InfiniBand class directory could be listed (failure says)

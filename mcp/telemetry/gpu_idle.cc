@@ -50,19 +50,24 @@ std::string ReadNumber(std::string_view raw, double lo, double hi, double* v) {
 
 }  // namespace
 
-std::string ValidateGpuIdleOptions(const GpuIdleOptions& o) {
+base::Status ValidateGpuIdleOptions(const GpuIdleOptions& o) {
+  using base::Status;
   if (!(o.interval > 0 && o.interval < o.max_sample_gap && o.max_sample_gap < o.window)) {
-    return "need 0 < interval < max_sample_gap < window";
+    return Status::InvalidArgument("need 0 < interval < max_sample_gap < window");
   }
   if (o.min_samples < 1 || o.min_samples * o.interval > o.window) {
-    return "need 1 <= min_samples and min_samples * interval <= window";
+    return Status::InvalidArgument("need 1 <= min_samples and min_samples * interval <= window");
   }
-  if (!(o.util_pct > 0 && o.util_pct <= 100)) return "util_pct must be in (0, 100]";
+  if (!(o.util_pct > 0 && o.util_pct <= 100)) {
+    return Status::InvalidArgument("util_pct must be in (0, 100]");
+  }
   if (!(o.mem_held_fraction >= 0 && o.mem_held_fraction <= 1)) {
-    return "mem_held_fraction must be in [0, 1]";
+    return Status::InvalidArgument("mem_held_fraction must be in [0, 1]");
   }
-  if (o.warmup < 0 || o.idle_power_watts < 0) return "warmup and idle_power_watts must be >= 0";
-  return "";
+  if (o.warmup < 0 || o.idle_power_watts < 0) {
+    return Status::InvalidArgument("warmup and idle_power_watts must be >= 0");
+  }
+  return Status();
 }
 
 std::vector<std::string> GpuIdleDeviceArgv() {

@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/evidence/evidence.h"
 
 namespace slurm_rca::mcp {
@@ -64,9 +65,10 @@ struct GpuIdleOptions {
   std::int64_t drain_after = 60 * 60;  // the stage the seed would reach (classification only)
 };
 
-// "" when the options are coherent, else why not (interval < max_sample_gap < window,
-// min_samples * interval <= window, util_pct in (0,100], mem_held_fraction in [0,1]).
-std::string ValidateGpuIdleOptions(const GpuIdleOptions& o);
+// OK when the options are coherent, else an invalid argument saying why not (interval <
+// max_sample_gap < window, min_samples * interval <= window, util_pct in (0,100],
+// mem_held_fraction in [0,1], warmup and idle_power_watts >= 0).
+base::Status ValidateGpuIdleOptions(const GpuIdleOptions& o);
 
 // One GPU in one observation.
 struct GpuSample {

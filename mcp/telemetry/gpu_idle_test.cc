@@ -64,13 +64,14 @@ Json JudgeOne(const GpuSampleStore& store, std::int64_t now, RunningJob job = Jo
 }
 
 TEST(GpuIdleTest, DefaultsAreCoherent) {
-  EXPECT_EQ(ValidateGpuIdleOptions({}), "");
+  EXPECT_TRUE(ValidateGpuIdleOptions({}).ok());
   GpuIdleOptions bad;
   bad.max_sample_gap = bad.window;
-  EXPECT_NE(ValidateGpuIdleOptions(bad), "");
+  EXPECT_EQ(ValidateGpuIdleOptions(bad).message(), "need 0 < interval < max_sample_gap < window");
   bad = {};
   bad.min_samples = 11;  // 11 x 2 min > 20 min
-  EXPECT_NE(ValidateGpuIdleOptions(bad), "");
+  EXPECT_EQ(ValidateGpuIdleOptions(bad).message(),
+            "need 1 <= min_samples and min_samples * interval <= window");
 }
 
 TEST(GpuIdleTest, WarmupIsNotJudgedAndItsSamplesAreNotEvidence) {

@@ -10,21 +10,21 @@
 
 namespace slurm_rca::mcp {
 
-std::string ParseDcgmHost(const std::string& spec, DcgmHost* out) {
+base::Result<DcgmHost> ParseDcgmHost(const std::string& spec) {
   static const RE2 kSpec(
       "(?:([A-Za-z0-9][A-Za-z0-9._-]{0,252})=)?([A-Za-z0-9][A-Za-z0-9._-]{0,252})(?::([0-9]{1,5}))?");
   std::string node, host, port;
   if (!RE2::FullMatch(spec, kSpec, &node, &host, &port)) {
-    return "dcgm host '" + spec +
-           "' is not HOST, HOST:PORT or NODE=HOST[:PORT] with names matching "
-           "[A-Za-z0-9][A-Za-z0-9._-]*";
+    return base::Status::InvalidArgument(
+        "dcgm host '" + spec +
+        "' is not HOST, HOST:PORT or NODE=HOST[:PORT] with names matching "
+        "[A-Za-z0-9][A-Za-z0-9._-]*");
   }
   int p = port.empty() ? 9400 : std::atoi(port.c_str());
-  if (p < 1 || p > 65535) return "dcgm host '" + spec + "': port out of range";
-  out->node = node.empty() ? host : node;
-  out->host = host;
-  out->port = p;
-  return "";
+  if (p < 1 || p > 65535) {
+    return base::Status::InvalidArgument("dcgm host '" + spec + "': port out of range");
+  }
+  return DcgmHost{.node = node.empty() ? host : node, .host = host, .port = p};
 }
 
 GpuSampler::GpuSampler(Backend* backend, GpuSampleStore* store, GpuSamplerOptions options)

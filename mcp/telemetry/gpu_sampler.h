@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/evidence/evidence.h"
 #include "mcp/telemetry/gpu_idle.h"
 
@@ -41,9 +42,9 @@ struct DcgmHost {
   int port = 9400;
 };
 
-// Parses "HOST", "HOST:PORT" or "NODE=HOST[:PORT]" (node defaults to the host). "" on success,
-// else why the spec is refused (a name outside the safe pattern, a bad port).
-std::string ParseDcgmHost(const std::string& spec, DcgmHost* out);
+// Parses "HOST", "HOST:PORT" or "NODE=HOST[:PORT]" (node defaults to the host). An invalid
+// argument saying why the spec is refused (a name outside the safe pattern, a bad port).
+base::Result<DcgmHost> ParseDcgmHost(const std::string& spec);
 
 // What one scrape returned.
 struct DcgmFetch {

@@ -50,18 +50,21 @@ class FakeSmi : public Backend {
 };
 
 TEST(GpuSamplerTest, HostSpecsAreAllowlistedNames) {
-  DcgmHost h;
-  EXPECT_EQ(ParseDcgmHost("gpu01", &h), "");
-  EXPECT_EQ(h.node, "gpu01");
-  EXPECT_EQ(h.port, 9400);
-  EXPECT_EQ(ParseDcgmHost("gpu02=10.0.0.5:9500", &h), "");
-  EXPECT_EQ(h.node, "gpu02");
-  EXPECT_EQ(h.host, "10.0.0.5");
-  EXPECT_EQ(h.port, 9500);
+  base::Result<DcgmHost> h = ParseDcgmHost("gpu01");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->node, "gpu01");
+  EXPECT_EQ(h->host, "gpu01");
+  EXPECT_EQ(h->port, 9400);
+  h = ParseDcgmHost("gpu02=10.0.0.5:9500");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->node, "gpu02");
+  EXPECT_EQ(h->host, "10.0.0.5");
+  EXPECT_EQ(h->port, 9500);
   for (const char* bad : {"bad/name", "-x", "a b", "h:0", "h:99999", "http://h:9400", "", "n=",
                           "h:9400/metrics"}) {
-    EXPECT_NE(ParseDcgmHost(bad, &h), "") << bad;
+    EXPECT_FALSE(ParseDcgmHost(bad).ok()) << bad;
   }
+  EXPECT_EQ(ParseDcgmHost("h:0").status().message(), "dcgm host 'h:0': port out of range");
 }
 
 TEST(GpuSamplerTest, NvidiaSmiReadsGoThroughTheBackendAndFailuresAreHoles) {

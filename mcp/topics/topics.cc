@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include "base/status.h"
 #include "base/strings.h"
 #include "mcp/telemetry/fabric.h"
 #include "mcp/telemetry/gpu_health.h"
@@ -633,15 +634,13 @@ const RE2& CompiledGrammar(const std::string& pattern) {
   return *compiled.at(pattern);
 }
 
-std::unique_ptr<RE2> CompileLogPattern(const std::string& pattern, std::string* error) {
+// Never null; an invalid argument with RE2's own words when the pattern does not compile.
+base::Result<std::unique_ptr<RE2>> CompileLogPattern(const std::string& pattern) {
   RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(4 << 20);
   auto re = std::make_unique<RE2>(pattern, options);
-  if (!re->ok()) {
-    *error = re->error();
-    return nullptr;
-  }
+  if (!re->ok()) return base::Status::InvalidArgument(re->error());
   return re;
 }
 
@@ -1014,11 +1013,11 @@ BuiltArgv BuildArgv(const Topic& topic, const Filters& filters) {
         built.argv.push_back(value);
         break;
       case Filter::Kind::kLocal: {
-        std::string error;
-        if (!CompileLogPattern(value, &error)) {
+        if (auto re = CompileLogPattern(value); !re.ok()) {
           built.argv.clear();
           built.error = "filter " + f.name + " of topic " + topic.name + " refused " +
-                        Shown(value) + ": it does not compile as RE2 (" + error + ")";
+                        Shown(value) + ": it does not compile as RE2 (" + re.status().message() +
+                        ")";
           return built;
         }
         break;
@@ -1088,12 +1087,13 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
       std::unique_ptr<RE2> re;
       auto it = filters.find("pattern");
       if (it != filters.end() && !it->second.empty()) {
-        std::string error;
-        re = CompileLogPattern(it->second, &error);
-        if (!re) {
-          p.parse_error = "pattern " + Shown(it->second) + " does not compile as RE2: " + error;
+        auto compiled = CompileLogPattern(it->second);
+        if (!compiled.ok()) {
+          p.parse_error = "pattern " + Shown(it->second) + " does not compile as RE2: " +
+                          compiled.status().message();
           return p;
         }
+        re = std::move(compiled).value();
       }
       rows = ParseLog(text, re.get());
       break;
