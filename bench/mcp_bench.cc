@@ -124,34 +124,35 @@ std::string ServerName(const Json& server_info) {
 
 // Starts `argv` as a stdio server, checks one answer, measures latency, stops the server.
 void StdioPhase(Figures& f, const std::vector<std::string>& argv, int calls, int warmup) {
-  ServerProcess::Started s = ServerProcess::Start(f.label, argv, /*stdio=*/true);
-  if (!s.process) {
-    f.error = "stdio: " + s.error;
+  auto started = ServerProcess::Start(f.label, argv, /*stdio=*/true);
+  if (!started.ok()) {
+    f.error = "stdio: " + started.status().message();
     return;
   }
+  ServerProcess* server = started->get();
   {
     Client client(
-        std::make_unique<StdioClientTransport>(s.process->from_child(), s.process->to_child()),
+        std::make_unique<StdioClientTransport>(server->from_child(), server->to_child()),
         ClientOptions{.timeout = kCallTimeout});
     auto init = client.Initialize("mcp_bench", "0.1.0");
     if (!init.ok()) {
       f.error = "stdio initialize: " + init.status().ToString() +
-                "; server stderr: " + s.process->StderrTail();
+                "; server stderr: " + server->StderrTail();
     } else {
       f.server = ServerName(init->server_info);
       auto first = client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout);
-      if (std::string e = CheckAnswer(first); !e.empty()) {
-        f.error = "stdio tools/call: " + e;
+      if (slurm_rca::base::Status answer = CheckAnswer(first); !answer.ok()) {
+        f.error = "stdio tools/call: " + answer.message();
       } else {
         f.answer = *first->structured;
         f.stdio = MeasureLatency(client, calls, warmup);
         PrintLatency(f, "stdio", *f.stdio);
-        f.stdio_memory = ReadMemory(s.process->pid());
+        f.stdio_memory = ReadMemory(server->pid());
       }
     }
     client.transport().Close();
   }
-  std::printf("  %-18s stdio server stopped: %s\n", f.label.c_str(), s.process->Stop().c_str());
+  std::printf("  %-18s stdio server stopped: %s\n", f.label.c_str(), server->Stop().c_str());
 }
 
 // Measures one-client latency over HTTP on `port`.
@@ -165,8 +166,8 @@ void HttpLatency(Figures& f, pid_t pid, int port, int calls, int warmup) {
   }
   if (f.server.empty()) f.server = ServerName(init->server_info);
   auto first = client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout);
-  if (std::string e = CheckAnswer(first); !e.empty()) {
-    f.error = "http tools/call: " + e;
+  if (slurm_rca::base::Status answer = CheckAnswer(first); !answer.ok()) {
+    f.error = "http tools/call: " + answer.message();
     return;
   }
   if (!f.answer) f.answer = *first->structured;
@@ -358,16 +359,23 @@ int main(int argc, char** argv) {
   std::printf("\nStreamable HTTP on 127.0.0.1 (ephemeral ports)\n");
   std::vector<Figures*> http_servers = {&cpp};
   if (ts.measured) http_servers.push_back(&ts);
-  std::vector<ServerProcess::Started> started;
+  std::vector<std::unique_ptr<ServerProcess>> started;  // null where it did not start
   std::vector<int> ports;
   for (Figures* f : http_servers) {
-    started.push_back(ServerProcess::Start(f->label, f == &cpp ? cpp_http : ts_http, false));
+    auto server = ServerProcess::Start(f->label, f == &cpp ? cpp_http : ts_http, false);
     int port = 0;
     std::string error;
-    if (started.back().process) {
-      port = started.back().process->WaitForPort(&f->banner, &error);
+    if (server.ok()) {
+      started.push_back(std::move(server).value());
+      slurm_rca::base::Result<int> listening = started.back()->WaitForPort(&f->banner);
+      if (listening.ok()) {
+        port = *listening;
+      } else {
+        error = listening.status().message();
+      }
     } else {
-      error = started.back().error;
+      started.push_back(nullptr);
+      error = server.status().message();
     }
     if (port == 0 && f->error.empty()) f->error = "http: " + error;
     ports.push_back(port);
@@ -378,7 +386,7 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
     if (ports[i] && http_servers[i]->error.empty()) {
-      HttpLatency(*http_servers[i], started[i].process->pid(), ports[i], calls, warmup);
+      HttpLatency(*http_servers[i], started[i]->pid(), ports[i], calls, warmup);
       http_servers[i]->connect = ConnectLatency(ports[i], calls);
       PrintLatency(*http_servers[i], "tcp", *http_servers[i]->connect);
     }
@@ -387,7 +395,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < http_servers.size(); ++i) {
       Figures& f = *http_servers[i];
       if (!ports[i] || !f.error.empty()) continue;
-      const pid_t pid = started[i].process->pid();
+      const pid_t pid = started[i]->pid();
       auto sample = [&f, pid] {
         const double rss = ReadMemory(pid).rss_mib;
         if (std::isnan(f.http_peak_rss_mib) || rss > f.http_peak_rss_mib) f.http_peak_rss_mib = rss;
@@ -411,8 +419,8 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
     Figures& f = *http_servers[i];
-    if (!started[i].process || !f.error.empty()) continue;
-    f.http_after_load = ReadMemory(started[i].process->pid());
+    if (!started[i] || !f.error.empty()) continue;
+    f.http_after_load = ReadMemory(started[i]->pid());
     std::printf(
         "  %-18s memory: stdio VmHWM %.1f MiB; http VmRSS %.1f MiB idle, %.1f MiB peak sampled "
         "under "
@@ -421,9 +429,9 @@ int main(int argc, char** argv) {
         f.http_after_load.hwm_mib, f.http_after_load.rss_mib);
   }
   for (size_t i = 0; i < http_servers.size(); ++i) {
-    if (started[i].process) {
+    if (started[i]) {
       std::printf("  %-18s http  server stopped: %s\n", http_servers[i]->label.c_str(),
-                  started[i].process->Stop().c_str());
+                  started[i]->Stop().c_str());
     }
   }
 

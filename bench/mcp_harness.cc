@@ -78,12 +78,12 @@ void InstallChildCleanup() {
 
 // ---------------------------------------------------------------- child processes
 
-ServerProcess::Started ServerProcess::Start(const std::string& name,
-                                            const std::vector<std::string>& argv, bool stdio) {
+base::Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    const std::string& name, const std::vector<std::string>& argv, bool stdio) {
   auto p = std::unique_ptr<ServerProcess>(new ServerProcess(name, stdio));
   char path[] = "/tmp/mcp_harness_stderr_XXXXXX";
   const int err_fd = mkostemp(path, O_CLOEXEC);
-  if (err_fd < 0) return {nullptr, "mkostemp: " + std::string(std::strerror(errno))};
+  if (err_fd < 0) return base::Status::Error("mkostemp: " + std::string(std::strerror(errno)));
   unlink(path);
   p->stderr_fd_ = err_fd;  // closed by the destructor
   int in[2] = {-1, -1}, out[2] = {-1, -1};
@@ -92,7 +92,7 @@ ServerProcess::Started ServerProcess::Start(const std::string& name,
     for (int fd : {in[0], in[1], out[0], out[1]}) {
       if (fd >= 0) close(fd);
     }
-    return {nullptr, e};
+    return base::Status::Error(e);
   }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -117,13 +117,13 @@ ServerProcess::Started ServerProcess::Start(const std::string& name,
   if (pid < 0) {
     close(in[1]);
     close(out[0]);
-    return {nullptr, "fork: " + std::string(std::strerror(fork_errno))};
+    return base::Status::Error("fork: " + std::string(std::strerror(fork_errno)));
   }
   p->pid_ = pid;
   p->to_child_ = in[1];
   p->from_child_ = out[0];
   RegisterChild(pid);
-  return {std::move(p), ""};
+  return p;
 }
 
 ServerProcess::~ServerProcess() {
@@ -131,7 +131,7 @@ ServerProcess::~ServerProcess() {
   if (stderr_fd_ >= 0) close(stderr_fd_);
 }
 
-int ServerProcess::WaitForPort(std::string* banner, std::string* error) {
+base::Result<int> ServerProcess::WaitForPort(std::string* banner) {
   const auto deadline = Clock::now() + kStartTimeout;
   const std::string marker = "serving MCP on http://";
   while (Clock::now() < deadline) {
@@ -144,8 +144,7 @@ int ServerProcess::WaitForPort(std::string* banner, std::string* error) {
       const size_t colon = slash == std::string::npos ? slash : line.rfind(':', slash);
       const int port = colon == std::string::npos ? 0 : std::atoi(line.c_str() + colon + 1);
       if (port <= 0 || port > 65535) {
-        *error = name_ + ": no port in '" + line + "'";
-        return 0;
+        return base::Status::Error(name_ + ": no port in '" + line + "'");
       }
       const size_t paren = line.find(" (", slash);
       if (paren != std::string::npos && line.back() == ')') {
@@ -154,14 +153,12 @@ int ServerProcess::WaitForPort(std::string* banner, std::string* error) {
       return port;
     }
     if (Reap(false)) {
-      *error = name_ + " exited before listening: " + StderrTail();
-      return 0;
+      return base::Status::Error(name_ + " exited before listening: " + StderrTail());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  *error = name_ + " did not report its port within " + std::to_string(kStartTimeout.count()) +
-           " s: " + StderrTail();
-  return 0;
+  return base::Status::Error(name_ + " did not report its port within " +
+                             std::to_string(kStartTimeout.count()) + " s: " + StderrTail());
 }
 
 std::string ServerProcess::StderrTail() const {
@@ -266,14 +263,14 @@ double Latency::Percentile(double p) const {
   return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
 }
 
-std::string CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r) {
-  if (!r.ok()) return r.status().ToString();
-  if (r->is_error) return "tool error: " + r->Text();
+base::Status CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r) {
+  if (!r.ok()) return base::Status::Error(r.status().ToString());
+  if (r->is_error) return base::Status::Error("tool error: " + r->Text());
   if (!r->structured || !r->structured->contains("rows") || !(*r->structured)["rows"].is_array() ||
       (*r->structured)["rows"].empty()) {
-    return "no rows in structuredContent";
+    return base::Status::Error("no rows in structuredContent");
   }
-  return "";
+  return base::Status();
 }
 
 Latency MeasureLatency(Client& client, int calls, int warmup) {
@@ -286,10 +283,10 @@ Latency MeasureLatency(Client& client, int calls, int warmup) {
     const auto t0 = Clock::now();
     auto r = client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout);
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    if (std::string e = CheckAnswer(r); e.empty()) {
+    if (base::Status answer = CheckAnswer(r); answer.ok()) {
       l.us.push_back(us);
     } else if (l.errors++ == 0) {
-      l.first_error = e;
+      l.first_error = answer.message();
     }
   }
   l.seconds = Seconds(start);
@@ -332,14 +329,14 @@ Throughput MeasureThroughput(int port, int clients, double seconds,
       if (!initialized) return;
       running.fetch_add(1);
       for (auto t0 = Clock::now(); t0 < deadline; t0 = last[i]) {
-        std::string e =
+        base::Status answer =
             CheckAnswer(client.CallTool(kTool, WorkloadArguments(), nullptr, kCallTimeout));
         last[i] = Clock::now();
-        if (e.empty()) {
+        if (answer.ok()) {
           ok.fetch_add(1);
           us[i].push_back(std::chrono::duration<double, std::micro>(last[i] - t0).count());
         } else {
-          note_error(errors, t.first_call_error, e);
+          note_error(errors, t.first_call_error, answer.message());
         }
       }
     });

@@ -3,11 +3,13 @@
 // through the C++ mcp::Client, one call at a time or from many concurrent HTTP clients.
 //
 //   InstallChildCleanup();  // SIGINT/SIGTERM/SIGHUP end every started server first
-//   ServerProcess::Started s = ServerProcess::Start("slurm-mcp", argv, /*stdio=*/false);
-//   std::string banner, error;
-//   int port = s.process->WaitForPort(&banner, &error);
-//   Throughput t = MeasureThroughput(port, 64, 60.0, [&] { ReadMemory(s.process->pid()); });
-//   s.process->Stop();
+//   base::Result<std::unique_ptr<ServerProcess>> s =
+//       ServerProcess::Start("slurm-mcp", argv, /*stdio=*/false);
+//   if (!s.ok()) die(s.status().message());
+//   std::string banner;
+//   base::Result<int> port = (*s)->WaitForPort(&banner);
+//   Throughput t = MeasureThroughput(*port, 64, 60.0, [&] { ReadMemory((*s)->pid()); });
+//   (*s)->Stop();
 //
 // Every answer is checked (no error, rows present); a bad answer is counted, never timed.
 // Nothing here fails a run on speed.
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "mcp/protocol/client.h"
 
 namespace slurm_rca::bench {
@@ -46,12 +49,10 @@ void InstallChildCleanup();
 // SIGTERM, then SIGKILL. One thread uses an object at a time.
 class ServerProcess {
  public:
-  struct Started {
-    std::unique_ptr<ServerProcess> process;  // null on failure
-    std::string error;
-  };
-
-  static Started Start(const std::string& name, const std::vector<std::string>& argv, bool stdio);
+  // Never null; a failed status (Status::Error) saying which system call failed ("fork: ...").
+  static base::Result<std::unique_ptr<ServerProcess>> Start(const std::string& name,
+                                                            const std::vector<std::string>& argv,
+                                                            bool stdio);
 
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
@@ -61,9 +62,10 @@ class ServerProcess {
   int to_child() const { return to_child_; }
   int from_child() const { return from_child_; }
 
-  // Waits for "serving MCP on http://HOST:PORT/mcp (...)" on stderr and returns the port, with
-  // the parenthesised words in *banner; 0 and *error when it does not come.
-  int WaitForPort(std::string* banner, std::string* error);
+  // Waits for "serving MCP on http://HOST:PORT/mcp (...)" on stderr and returns the port (1 to
+  // 65535), with the parenthesised words in *banner. A failed status (Status::Error) when the
+  // line has no port, the server exits first, or the line does not come within kStartTimeout.
+  base::Result<int> WaitForPort(std::string* banner);
 
   // What the server wrote on stderr, at most its last 400 bytes, on one line.
   std::string StderrTail() const;
@@ -100,8 +102,10 @@ Memory ReadMemory(pid_t pid);
 // when it cannot be read.
 double CpuSeconds(pid_t pid);
 
-// "" when the answer is a successful slurm_query with rows, else why not.
-std::string CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r);
+// OK when the answer is a successful slurm_query with rows, else a failed status
+// (Status::Error) saying why not: the call's own status as text, "tool error: ...", or "no rows
+// in structuredContent".
+base::Status CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r);
 
 struct Latency {
   std::vector<double> us;  // of the calls answered well, sorted

@@ -134,19 +134,21 @@ int main(int argc, char** argv) {
               slurm_rca::bench::kTool, slurm_rca::bench::WorkloadArguments().dump().c_str(),
               bundle.c_str());
 
-  ServerProcess::Started s = ServerProcess::Start(
+  auto started = ServerProcess::Start(
       "slurm-mcp", {slurm_mcp, "serve", "--http", "127.0.0.1:0", "--replay", bundle}, false);
-  if (!s.process) {
-    std::printf("FAIL: cannot start slurm-mcp: %s\n", s.error.c_str());
+  if (!started.ok()) {
+    std::printf("FAIL: cannot start slurm-mcp: %s\n", started.status().message().c_str());
     return 1;
   }
-  std::string banner, error;
-  const int port = s.process->WaitForPort(&banner, &error);
-  if (port == 0) {
-    std::printf("FAIL: %s\n", error.c_str());
+  std::unique_ptr<ServerProcess> server = std::move(started).value();
+  std::string banner;
+  const slurm_rca::base::Result<int> listening = server->WaitForPort(&banner);
+  if (!listening.ok()) {
+    std::printf("FAIL: %s\n", listening.status().message().c_str());
     return 1;
   }
-  const pid_t pid = s.process->pid();
+  const int port = *listening;
+  const pid_t pid = server->pid();
   std::printf("server:   %s, PID %d, 127.0.0.1:%d%s%s\n", slurm_mcp.c_str(), pid, port,
               banner.empty() ? "" : ", ", banner.c_str());
   std::printf("start:    VmRSS %.1f MiB\n\n", ReadMemory(pid).rss_mib);
@@ -190,7 +192,7 @@ int main(int argc, char** argv) {
   } else if (end.rss_mib > bound) {
     failures += "VmRSS grew past the bound; ";
   }
-  const std::string stopped = s.process->Stop();
+  const std::string stopped = server->Stop();
   std::printf("server stopped: %s\n", stopped.c_str());
   if (stopped.find("on SIGTERM") == std::string::npos) {
     failures += "the server was not running at the end (" + stopped + "); ";
