@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -138,6 +141,83 @@ struct BackendFlags {
 };
 
 // A ToolContext for the one-shot verbs: no progress, logs to stderr.
+// serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.
+struct HttpLimits {
+  int workers = 8;
+  double header_timeout = 10;
+  double idle_timeout = 60;
+  std::size_t max_connections = 4096;
+  std::size_t max_per_address = 2048;
+
+  void Add(CLI::App* serve) {
+    serve->add_option("--http-workers", workers,
+                      "HTTP: tool calls run at once (a bounded pool; more wait in order; the "
+                      "event loop that reads and writes every connection is one more thread)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    serve->add_option("--http-header-timeout", header_timeout,
+                      "HTTP: seconds a request's header may take from its first byte, and then "
+                      "its body again; a slower connection is closed (slowloris)")
+        ->check(CLI::Range(0.01, 3600.0))
+        ->capture_default_str();
+    serve->add_option("--http-idle-timeout", idle_timeout,
+                      "HTTP: seconds a kept-alive connection may wait for its next request, and "
+                      "a response may wait to be read, before the connection is closed")
+        ->check(CLI::Range(0.01, 86400.0))
+        ->capture_default_str();
+    serve->add_option("--max-connections", max_connections,
+                      "HTTP: connections served at once; past it a new one gets 503 with "
+                      "Retry-After at once (lowered to fit the open-file limit)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->capture_default_str();
+    serve->add_option("--max-connections-per-address", max_per_address,
+                      "HTTP: connections served at once from one client address (every local "
+                      "agent shares 127.0.0.1); past it 503 as above")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->capture_default_str();
+  }
+
+  // Raises the open-file limit to what max_connections takes (a connection is one descriptor;
+  // the back-end's reads, the audit log and the listeners take a few more), or lowers
+  // max_connections to what the hard limit allows, so that a client past it gets a 503 rather
+  // than waiting in the kernel's backlog for a descriptor. What it lowered, for stderr; "" if
+  // nothing.
+  std::string FitToFileLimit() {
+    constexpr rlim_t kReserve = 64;
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return "";
+    const rlim_t need = static_cast<rlim_t>(max_connections) + kReserve;
+    if (limit.rlim_cur >= need) return "";
+    const rlim_t raised = limit.rlim_max == RLIM_INFINITY ? need : std::min(need, limit.rlim_max);
+    if (raised > limit.rlim_cur) {
+      rlimit wanted = limit;
+      wanted.rlim_cur = raised;
+      if (setrlimit(RLIMIT_NOFILE, &wanted) == 0) limit.rlim_cur = raised;
+    }
+    if (limit.rlim_cur >= need) return "";
+    const std::size_t fits =
+        limit.rlim_cur > kReserve ? static_cast<std::size_t>(limit.rlim_cur - kReserve) : 1;
+    const std::string was = std::to_string(max_connections);
+    max_connections = fits;
+    max_per_address = std::min(max_per_address, fits);
+    return "--max-connections " + was + " lowered to " + std::to_string(fits) +
+           ": the open-file limit is " + std::to_string(limit.rlim_cur) + " (ulimit -n)";
+  }
+
+  void ApplyTo(HttpOptions& h) const {
+    h.workers = workers;
+    h.header_timeout = Millis(header_timeout);
+    h.idle_timeout = Millis(idle_timeout);
+    h.max_connections = max_connections;
+    h.max_connections_per_address = max_per_address;
+  }
+
+ private:
+  static std::chrono::milliseconds Millis(double seconds) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  }
+};
+
 class CliContext : public ToolContext {
  public:
   void Progress(double, std::optional<double>, const std::string&) override {}
@@ -258,6 +338,8 @@ int main(int argc, char** argv) {
   serve->add_option("--max-body", max_body, "HTTP: request body limit in bytes")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20))
       ->capture_default_str();
+  HttpLimits limits;
+  limits.Add(serve);
 #ifndef SLURM_MCP_DEFAULT_SKILLS_DIR
 #define SLURM_MCP_DEFAULT_SKILLS_DIR ""
 #endif
@@ -558,6 +640,10 @@ int main(int argc, char** argv) {
   h.ready = [b = backend.get()] { return ReadinessJson(*b); };
   h.max_body_bytes = max_body;
   h.metrics = metrics.get();
+  if (const std::string lowered = limits.FitToFileLimit(); !lowered.empty()) {
+    std::cerr << "slurm-mcp: " << lowered << "\n";
+  }
+  limits.ApplyTo(h);
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in) return Usage("cannot read --token-file " + token_file);

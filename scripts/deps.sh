@@ -11,6 +11,8 @@ if [[ "${1:-}" == "--check" ]]; then check=1; shift; fi
 packages=(
   cmake make g++ pkg-config ccache
   nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev libssl-dev
+  # Boost.Beast and Asio (header-only): slurm-mcp's HTTP server
+  libboost-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev
   clang-14 libclang-rt-14-dev
   # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr

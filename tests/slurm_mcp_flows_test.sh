@@ -2,7 +2,8 @@
 # What tests/cli/slurm-mcp.cases cannot say, because it reads one run's output against another
 # file or drives a running server: the README quotes `tools`' size line and names every topic of
 # `tools --json`; serve --http, live on fake Slurm clients, answers GET /ready and exits 0 on
-# SIGTERM. Each single run's contract is in the cases file.
+# SIGTERM; under a low open-file limit it lowers --max-connections, says so, and still serves.
+# Each single run's contract is in the cases file.
 set -u
 bin=$1
 root=$2
@@ -62,6 +63,28 @@ else
 fi
 kill "$server" 2> /dev/null
 rm -rf "$fake"
+
+# A soft open-file limit of 200 that cannot be raised (hard 200): --max-connections 4096 is
+# lowered to 136 (64 descriptors kept for the server's own use), said on stderr, and the server
+# still answers.
+err=$(mktemp)
+(ulimit -n 200 && exec "$bin" serve --http 127.0.0.1:0 --replay "$root/fixtures/demo") 2> "$err" &
+server=$!
+port=""
+for _ in $(seq 100); do
+  port=$(grep -so 'serving MCP on http://127.0.0.1:[0-9]*' "$err" | grep -o '[0-9]*$')
+  [[ -n $port ]] && break
+  sleep 0.1
+done
+grep -q -- "--max-connections 4096 lowered to 136: the open-file limit is 200 (ulimit -n)" "$err" ||
+  fail "no word of the lowered connection cap: $(cat "$err")"
+if [[ -n $port ]]; then
+  "$bin" call --http "127.0.0.1:$port" slurm_query --args '{"topic":"nodes"}' > /dev/null 2>&1 ||
+    fail "the server under a low file limit did not answer"
+fi
+kill -TERM "$server" 2> /dev/null
+wait "$server"
+rm -f "$err"
 
 echo "$fails failed"
 [[ $fails -eq 0 ]]

@@ -1,14 +1,16 @@
 #include "mcp/protocol/http_transport.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <cctype>
-#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <exception>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <random>
@@ -17,15 +19,22 @@
 #include <thread>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include "base/strings.h"
 
 namespace slurm_rca::mcp {
 namespace {
 
-using httplib::Request;
-using httplib::Response;
-using HandlerResponse = httplib::Server::HandlerResponse;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+using HttpRequest = http::request<http::string_body>;
+using RequestHeader = http::request_header<>;
+using HttpResponse = http::response<http::string_body>;
+using StreamHead = http::response<http::empty_body>;
 
 // Implementation-defined JSON-RPC codes, as the TypeScript SDK uses them on HTTP.
 constexpr int kErrTransport = -32000;
@@ -125,61 +134,6 @@ bool HasProgressToken(const Json& params) {
   return token != meta->end() && (token->is_string() || token->is_number_integer());
 }
 
-// A request whose body httplib has not read (we answer before routing) must not leave that body
-// on a keep-alive connection, where it would be read as the next request.
-bool DeclaresBody(const Request& req) {
-  if (req.has_header("Transfer-Encoding")) return true;
-  const std::string length = req.get_header_value("Content-Length");
-  return !length.empty() && length != "0";
-}
-
-void SendError(Response& res, int status, int code, const std::string& message) {
-  res.status = status;
-  // Id-less: the transport rejected the HTTP request, not a JSON-RPC message it could answer.
-  const Json body = {{"jsonrpc", "2.0"}, {"error", {{"code", code}, {"message", message}}}};
-  res.set_content(Dump(body), "application/json");
-}
-
-// httplib's server with its request loop reachable: process_request reads one request from any
-// Stream, routes it and writes the response.
-class EndpointServer : public httplib::Server {
- public:
-  using httplib::Server::process_request;
-};
-
-// One connection's bytes in memory: reads consume `in`, writes append to `out`.
-class MemoryStream : public httplib::Stream {
- public:
-  explicit MemoryStream(std::string_view in) : in_(in) {}
-  bool is_readable() const override { return true; }
-  bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, size_t size) override {
-    const size_t n = std::min(size, in_.size());
-    std::copy_n(in_.data(), n, ptr);
-    in_.remove_prefix(n);
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    out_.append(ptr, size);
-    return static_cast<ssize_t>(size);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = "127.0.0.1";
-    port = 40000;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip = "127.0.0.1";
-    port = 8765;
-  }
-  socket_t socket() const override { return INVALID_SOCKET; }
-  bool exhausted() const { return in_.empty(); }
-  std::string& out() { return out_; }
-
- private:
-  std::string_view in_;
-  std::string out_;
-};
-
 std::string SseEvent(const Json& message) {
   return "event: message\ndata: " + Dump(message) + "\n\n";
 }
@@ -190,36 +144,176 @@ std::string SupportedVersions() {
   return list;
 }
 
-bool IsSupportedVersion(const std::string& version) {
+bool IsSupportedVersion(std::string_view version) {
   for (const char* v : kProtocolVersions) {
     if (version == v) return true;
   }
   return false;
 }
 
-// httplib's pool, counting connections: httplib enqueues one task per accepted connection, which
-// serves its requests and closes it. httplib 0.11 has no bound on the queue and no accept hook,
-// so a connection is never rejected before a request is read: there is nothing such to count.
-class CountingThreadPool : public httplib::TaskQueue {
- public:
-  CountingThreadPool(std::size_t threads, Metrics* metrics) : pool_(threads), metrics_(metrics) {}
+// The value of header `name`, "" when absent.
+std::string HeaderValue(const RequestHeader& req, std::string_view name) {
+  auto it = req.find(name);
+  return it == req.end() ? std::string() : std::string(it->value());
+}
 
-  void enqueue(std::function<void()> fn) override {
-    metrics_->HttpConnectionOpened();
-    pool_.enqueue([fn = std::move(fn), metrics = metrics_] {
-      struct Closed {
-        Metrics* metrics;
-        ~Closed() { metrics->HttpConnectionClosed(); }
-      } closed{metrics};
-      fn();
-    });
+bool HasHeader(const RequestHeader& req, std::string_view name) {
+  return req.find(name) != req.end();
+}
+
+// The request target without its query.
+std::string_view TargetPath(const RequestHeader& req) {
+  const std::string_view target = req.target();
+  return target.substr(0, target.find('?'));
+}
+
+// A body follows the header, which a request answered before its body is read leaves unread.
+bool DeclaresBody(const RequestHeader& req) {
+  if (HasHeader(req, "Transfer-Encoding")) return true;
+  const std::string length = HeaderValue(req, "Content-Length");
+  return !length.empty() && length != "0";
+}
+
+HttpResponse JsonResponse(int status, std::string body) {
+  HttpResponse res{static_cast<http::status>(status), 11};
+  res.set(http::field::content_type, "application/json");
+  res.body() = std::move(body);
+  return res;
+}
+
+HttpResponse ErrorResponse(int status, int code, const std::string& message) {
+  // Id-less: the transport rejected the HTTP request, not a JSON-RPC message it could answer.
+  const Json body = {{"jsonrpc", "2.0"}, {"error", {{"code", code}, {"message", message}}}};
+  return JsonResponse(status, Dump(body));
+}
+
+HttpResponse EmptyResponse(int status) { return HttpResponse{static_cast<http::status>(status), 11}; }
+
+// Readies `res` to be written: HTTP/1.1, Connection as `keep_alive` says, no body for a HEAD
+// request, Content-Length.
+void Finish(HttpResponse& res, bool keep_alive, bool head) {
+  res.version(11);
+  res.keep_alive(keep_alive);
+  if (head) res.body().clear();
+  res.prepare_payload();
+}
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;
+// Until the header is screened (Beast 1.74 takes an absent limit for a limit of 0).
+constexpr std::uint64_t kNoBodyLimit = std::numeric_limits<std::uint64_t>::max();
+
+// The answer to a request whose header or body could not be read: 413 and 431 for a limit, 400
+// for a malformed request; nullopt when there is nobody to answer (the client closed, reset or
+// timed out): the connection is then just closed.
+std::optional<HttpResponse> ReadErrorResponse(beast::error_code ec, std::size_t max_body_bytes) {
+  if (ec == http::error::body_limit) {
+    return ErrorResponse(
+        413, kErrTransport,
+        "Payload Too Large: the limit is " + std::to_string(max_body_bytes) + " bytes");
   }
-  void shutdown() override { pool_.shutdown(); }
-  void on_idle() override { pool_.on_idle(); }
+  if (ec == http::error::header_limit) {
+    return ErrorResponse(431, kErrTransport,
+                         "Request Header Fields Too Large: the limit is " +
+                             std::to_string(kHeaderLimit) + " bytes");
+  }
+  if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return ErrorResponse(400, kErrTransport, "Bad Request: malformed HTTP request (" +
+                                                 ec.message() + ")");
+  }
+  return std::nullopt;
+}
+
+// One request's answer, produced by the handlers on any thread and written by whoever holds the
+// connection: a whole response, or an SSE stream written as it is produced.
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual void Respond(HttpResponse res) = 0;
+  virtual void BeginStream(StreamHead head) = 0;
+  // False once the client is gone: nothing more will reach it.
+  virtual bool Event(std::string data) = 0;
+  virtual void EndStream() = 0;
+};
+
+// One connection's bytes in memory, for AnswerBytes: a Beast SyncReadStream and SyncWriteStream
+// whose reads consume `in` and whose writes append to `out`.
+class MemoryStream {
+ public:
+  explicit MemoryStream(std::string_view in) : in_(in) {}
+
+  template <class MutableBuffers>
+  std::size_t read_some(const MutableBuffers& buffers, beast::error_code& ec) {
+    if (in_.empty()) {
+      ec = net::error::eof;
+      return 0;
+    }
+    const std::size_t n = net::buffer_copy(buffers, net::buffer(in_.data(), in_.size()));
+    in_.remove_prefix(n);
+    ec = {};
+    return n;
+  }
+  template <class MutableBuffers>
+  std::size_t read_some(const MutableBuffers& buffers) {
+    beast::error_code ec;
+    const std::size_t n = read_some(buffers, ec);
+    if (ec) throw beast::system_error(ec);
+    return n;
+  }
+  template <class ConstBuffers>
+  std::size_t write_some(const ConstBuffers& buffers, beast::error_code& ec) {
+    std::size_t n = 0;
+    for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers);
+         ++it) {
+      const net::const_buffer b = *it;
+      out_.append(static_cast<const char*>(b.data()), b.size());
+      n += b.size();
+    }
+    ec = {};
+    return n;
+  }
+  template <class ConstBuffers>
+  std::size_t write_some(const ConstBuffers& buffers) {
+    beast::error_code ec;
+    return write_some(buffers, ec);
+  }
+
+  bool exhausted() const { return in_.empty(); }
+  std::string& out() { return out_; }
 
  private:
-  httplib::ThreadPool pool_;
-  Metrics* metrics_;
+  std::string_view in_;
+  std::string out_;
+};
+
+// Writes each answer into a MemoryStream as it comes, on the calling thread.
+class MemoryExchange : public Exchange {
+ public:
+  MemoryExchange(MemoryStream& stream, bool keep_alive, bool head)
+      : stream_(stream), keep_alive_(keep_alive), head_(head) {}
+  void Respond(HttpResponse res) override {
+    keep_alive_ = keep_alive_ && res.keep_alive();
+    Finish(res, keep_alive_, head_);
+    beast::error_code ec;
+    http::write(stream_, res, ec);
+  }
+  void BeginStream(StreamHead head) override {
+    head.keep_alive(keep_alive_);
+    http::response_serializer<http::empty_body> serializer{head};
+    beast::error_code ec;
+    http::write_header(stream_, serializer, ec);  // the chunks follow, one per event
+  }
+  bool Event(std::string data) override {
+    net::write(stream_, http::make_chunk(net::buffer(data)));
+    return true;
+  }
+  void EndStream() override { net::write(stream_, http::make_chunk_last()); }
+  bool keep_alive() const { return keep_alive_; }
+
+ private:
+  MemoryStream& stream_;
+  bool keep_alive_;
+  bool head_;
 };
 
 }  // namespace
@@ -268,6 +362,8 @@ bool ConstantTimeEquals(const std::string& given, const std::string& secret) {
 
 class HttpTransport::Impl {
  public:
+  class Connection;
+
   Impl(Server& server, HttpOptions options) : server_(server), options_(std::move(options)) {
     for (const char* name : {"localhost", "127.0.0.1", "[::1]"}) allowed_hosts_.insert(name);
     allowed_hosts_.insert(HostHeaderName(options_.host));
@@ -281,6 +377,145 @@ class HttpTransport::Impl {
       return base::Status::InvalidArgument(
           "this HttpTransport was already started; create a new one");
     }
+    if (base::Status checked = CheckOptions(); !checked.ok()) return checked;
+    io_ = std::make_unique<net::io_context>(1);
+    acceptor_.emplace(*io_);
+    retry_.emplace(*io_);
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    beast::error_code ec;
+    tcp::endpoint endpoint;
+    const net::ip::address address = net::ip::make_address(options_.host, ec);
+    if (!ec) {
+      endpoint = tcp::endpoint(address, static_cast<unsigned short>(options_.port));
+    } else {  // a name, such as localhost
+      tcp::resolver resolver(*io_);
+      auto found = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+      if (ec || found.empty()) return base::Status::Unavailable("cannot bind " + where);
+      endpoint = *found.begin();
+    }
+    acceptor_->open(endpoint.protocol(), ec);
+    // Not SO_REUSEPORT, which would let a second server bind the same port and take a share of
+    // the connections.
+    if (!ec) acceptor_->set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_->bind(endpoint, ec);
+    if (!ec) acceptor_->listen(net::socket_base::max_listen_connections, ec);
+    if (ec) return base::Status::Unavailable("cannot bind " + where);
+    const int port = acceptor_->local_endpoint(ec).port();
+    if (ec) return base::Status::Unavailable("cannot bind " + where);
+    pool_.emplace(static_cast<std::size_t>(options_.workers));
+    guard_.emplace(io_->get_executor());
+    started_ = true;
+    return port;
+  }
+
+  // Serves on the calling thread until Stop().
+  void Listen() {
+    Accept();
+    io_->run();
+  }
+
+  base::Result<int> Start() {
+    base::Result<int> r = Bind();
+    if (r.ok()) thread_ = std::thread([this] { Listen(); });
+    return r;
+  }
+
+  void Stop() {
+    std::lock_guard<std::mutex> once(stop_mu_);
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+    net::post(*io_, [this] {
+      stopping_ = true;
+      beast::error_code ec;
+      acceptor_->close(ec);
+      retry_->cancel();
+      std::vector<std::shared_ptr<Connection>> open;
+      {
+        std::lock_guard<std::mutex> lock(connections_mu_);
+        for (auto& [raw, weak] : connections_) {
+          if (std::shared_ptr<Connection> c = weak.lock()) open.push_back(std::move(c));
+        }
+      }
+      for (const std::shared_ptr<Connection>& c : open) Shutdown(*c);
+    });
+    {
+      std::unique_lock<std::mutex> lock(connections_mu_);
+      connections_cv_.wait(lock, [this] { return connections_.empty(); });
+    }
+    guard_.reset();
+    io_->stop();
+    if (thread_.joinable()) thread_.join();
+    pool_->join();
+  }
+
+  std::size_t session_count() const {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    return sessions_.size();
+  }
+
+  std::size_t connection_count() const {
+    std::lock_guard<std::mutex> lock(connections_mu_);
+    return serving_;
+  }
+
+  std::string AnswerBytes(std::string_view requests, int max_requests) {
+    used_ = true;
+    MemoryStream stream(requests);
+    beast::flat_buffer buffer;
+    for (int i = 0; i < max_requests && (buffer.size() > 0 || !stream.exhausted()); ++i) {
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(kHeaderLimit);
+      parser.body_limit(kNoBodyLimit);
+      beast::error_code ec;
+      http::read_header(stream, buffer, parser, ec);
+      if (ec) {
+        AnswerReadError(stream, ec);
+        break;
+      }
+      const HttpRequest& req = parser.get();
+      const bool head = req.method() == http::verb::head;
+      if (std::optional<HttpResponse> early = AfterHeader(req, parser.content_length())) {
+        MemoryExchange exchange(stream, req.keep_alive() && !DeclaresBody(req), head);
+        exchange.Respond(std::move(*early));
+        if (!exchange.keep_alive()) break;
+        continue;
+      }
+      parser.body_limit(options_.max_body_bytes);
+      if (ExpectsContinue(req)) http::write(stream, ContinueResponse(), ec);
+      http::read(stream, buffer, parser, ec);
+      if (ec) {
+        AnswerReadError(stream, ec);
+        break;
+      }
+      HttpRequest request = parser.release();
+      MemoryExchange exchange(stream, request.keep_alive(), head);
+      std::variant<HttpResponse, Call> prepared = Prepare(request);
+      if (HttpResponse* answer = std::get_if<HttpResponse>(&prepared)) {
+        exchange.Respond(std::move(*answer));
+      } else {
+        Run(std::get<Call>(prepared), exchange);
+      }
+      if (!exchange.keep_alive()) break;
+    }
+    return std::move(stream.out());
+  }
+
+ private:
+  struct SessionEntry {
+    std::string id;
+    Session session;
+  };
+  using SessionPtr = std::shared_ptr<SessionEntry>;
+
+  // A JSON-RPC message that passed every check, with the session it runs in.
+  struct Call {
+    Message message;
+    SessionPtr session;
+    Accepts accepts;
+    bool initialize = false;
+  };
+
+  base::Status CheckOptions() const {
     if (options_.token && options_.token->empty()) {
       return base::Status::InvalidArgument("the bearer token is empty");
     }
@@ -299,243 +534,193 @@ class HttpTransport::Impl {
           "the readiness path must start with '/' and differ from the endpoint's: " +
           options_.ready_path);
     }
-    if (options_.threads < 2) {
-      return base::Status::InvalidArgument("at least 2 threads are needed");
+    if (options_.workers < 1) return base::Status::InvalidArgument("at least 1 worker is needed");
+    if (options_.max_connections < 1 || options_.max_connections_per_address < 1) {
+      return base::Status::InvalidArgument("the connection limits must be at least 1");
+    }
+    if (options_.header_timeout.count() <= 0 || options_.idle_timeout.count() <= 0) {
+      return base::Status::InvalidArgument("the header and idle timeouts must be positive");
     }
     if (options_.port < 0 || options_.port > 65535) {
       return base::Status::InvalidArgument("port out of range: " + std::to_string(options_.port));
     }
-    Configure();
-    int port = options_.port;
-    if (port == 0) {
-      port = http_.bind_to_any_port(options_.host);
-      if (port < 0) port = 0;
-    } else if (!http_.bind_to_port(options_.host, port)) {
-      port = 0;
+    return base::Status();
+  }
+
+  void Accept();
+  void OnAccepted(tcp::socket socket);
+  static void Shutdown(Connection& c);
+
+  // A new connection is registered; past a cap, the 503 it gets instead of being served.
+  std::optional<HttpResponse> Admit(const std::shared_ptr<Connection>& c, const std::string& address,
+                                    bool& counted) {
+    std::lock_guard<std::mutex> lock(connections_mu_);
+    connections_[c.get()] = c;
+    counted = false;
+    if (serving_ >= options_.max_connections) {
+      return Unavailable("the server holds its maximum of " +
+                         std::to_string(options_.max_connections) + " connections");
     }
-    if (port == 0) {
-      return base::Status::Unavailable("cannot bind " + options_.host + ":" +
-                                       std::to_string(options_.port));
+    auto [it, added] = per_address_.try_emplace(address, 0);
+    if (it->second >= options_.max_connections_per_address) {
+      return Unavailable("this client address holds its maximum of " +
+                         std::to_string(options_.max_connections_per_address) + " connections");
     }
-    // Debian's compiled cpp-httplib listens with a backlog of 5; at 64 concurrent clients the
-    // kernel then drops connections (measured by bench/mcp_bench). Linux lets a listening socket
-    // widen its backlog with a second listen().
-    if (listen_socket_ >= 0) ::listen(listen_socket_, kListenBacklog);
-    return port;
+    ++it->second;
+    ++serving_;
+    counted = true;
+    if (options_.metrics) options_.metrics->HttpConnectionOpened();
+    return std::nullopt;
   }
 
-  void Listen() {
-    serving_ = true;
-    if (!stop_requested_) http_.listen_after_bind();
-    serving_ = false;
-    listen_returned_ = true;
+  HttpResponse Unavailable(const std::string& why) {
+    if (options_.metrics) options_.metrics->HttpRequestRejected(503);
+    HttpResponse res = ErrorResponse(503, kErrTransport, "Service Unavailable: " + why);
+    res.set(http::field::retry_after, "1");
+    res.keep_alive(false);
+    return res;
   }
 
-  base::Result<int> Start() {
-    base::Result<int> r = Bind();
-    if (!r.ok()) return r;
-    thread_ = std::thread([this] { Listen(); });
-    // Stop() can only stop a server that runs: wait for it, so Start-then-Stop never hangs.
-    while (!http_.is_running() && !listen_returned_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  void Release(const Connection* c, const std::string& address, bool counted) {
+    std::lock_guard<std::mutex> lock(connections_mu_);
+    connections_.erase(c);
+    if (counted) {
+      --serving_;
+      auto it = per_address_.find(address);
+      if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+      if (options_.metrics) options_.metrics->HttpConnectionClosed();
     }
-    return r;
+    if (connections_.empty()) connections_cv_.notify_all();
   }
 
-  void Stop() {
-    stop_requested_ = true;
-    while (serving_ && !http_.is_running()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  static bool ExpectsContinue(const RequestHeader& req) {
+    return beast::iequals(req[http::field::expect], "100-continue");
+  }
+  static StreamHead ContinueResponse() { return StreamHead{http::status::continue_, 11}; }
+
+  // A request whose header or body could not be read: its answer, if any, and nothing more.
+  void AnswerReadError(MemoryStream& stream, beast::error_code ec) {
+    if (std::optional<HttpResponse> res = ReadErrorResponse(ec, options_.max_body_bytes)) {
+      MemoryExchange(stream, false, false).Respond(std::move(*res));
     }
-    http_.stop();
-    if (thread_.joinable()) thread_.join();
   }
 
-  std::size_t session_count() const {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    return sessions_.size();
-  }
-
-  std::string AnswerBytes(std::string_view requests, int max_requests) {
-    if (!used_.exchange(true)) Configure();
-    MemoryStream stream(requests);
-    bool closed = false;
-    for (int i = 0; i < max_requests && !closed && !stream.exhausted(); ++i) {
-      if (!http_.process_request(stream, i + 1 == max_requests, closed, nullptr)) break;
+  // Everything that is decided on the header alone: Host, Origin, token, path, method, and the
+  // declared body length. nullopt: read the body and go on to Prepare().
+  std::optional<HttpResponse> AfterHeader(const RequestHeader& req,
+                                          boost::optional<std::uint64_t> content_length) {
+    if (std::optional<HttpResponse> refused = Screen(req)) {
+      if (options_.metrics) options_.metrics->HttpRequestRejected(refused->result_int());
+      return refused;
     }
-    return std::move(stream.out());
-  }
-
- private:
-  struct SessionEntry {
-    std::string id;
-    Session session;
-  };
-  using SessionPtr = std::shared_ptr<SessionEntry>;
-
-  void Configure() {
-    const std::size_t threads = static_cast<std::size_t>(options_.threads);
-    Metrics* metrics = options_.metrics;
-    http_.new_task_queue = [threads, metrics]() -> httplib::TaskQueue* {
-      if (metrics == nullptr) return new httplib::ThreadPool(threads);
-      return new CountingThreadPool(threads, metrics);
-    };
-    http_.set_payload_max_length(options_.max_body_bytes);
-    http_.set_keep_alive_max_count(100);
-    // An idle keep-alive connection holds a worker thread, and Stop() waits for it.
-    http_.set_keep_alive_timeout(2);
-    http_.set_tcp_nodelay(true);
-    // httplib's default adds SO_REUSEPORT, which lets a second server (ours or another of this
-    // user's) bind the same port and take a share of the connections. Only SO_REUSEADDR.
-    http_.set_socket_options([this](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      listen_socket_ = sock;
-    });
-    http_.set_pre_routing_handler(
-        [this](const Request& req, Response& res) { return PreRoute(req, res); });
-    http_.Post(options_.path,
-               [this](const Request& req, Response& res, const httplib::ContentReader& reader) {
-                 try {
-                   Post(req, res, reader);
-                 } catch (const std::exception& e) {
-                   SendError(res, 500, kInternalError, std::string("internal error: ") + e.what());
-                 } catch (...) {
-                   SendError(res, 500, kInternalError, "internal error");
-                 }
-               });
-    // httplib's own 4xx/5xx (bad request line, header too long, ...) get a JSON-RPC body too.
-    http_.set_error_handler(httplib::Server::HandlerWithResponse([](const Request&, Response& res) {
-      if (res.body.empty() && !res.is_chunked_content_provider_) {
-        SendError(res, res.status, kErrTransport, "HTTP error " + std::to_string(res.status));
-      }
-      return HandlerResponse::Handled;
-    }));
-  }
-
-  // Checks every request before its body is read: Host, Origin, token, path, method. Only a
-  // POST to the endpoint goes on to Post().
-  HandlerResponse PreRoute(const Request& req, Response& res) {
-    // Range is for GET (RFC 9110 section 14.2) and must be ignored otherwise; httplib 0.11 would
-    // cut our JSON-RPC answer to the bytes asked for and still send 200 (found by http_fuzz). The
-    // request is httplib's own object for this exchange, handed to us const.
-    const_cast<Request&>(req).ranges.clear();
-    const bool screened = Screen(req, res);
-    if (!screened && options_.metrics) options_.metrics->HttpRequestRejected(res.status);
-    if (!screened || !Route(req, res)) {
-      if (DeclaresBody(req)) res.set_header("Connection", "close");
-      return HandlerResponse::Handled;
+    if (std::optional<HttpResponse> routed = Route(req)) return routed;
+    if (content_length && *content_length > options_.max_body_bytes) {
+      return ErrorResponse(
+          413, kErrTransport,
+          "Payload Too Large: the limit is " + std::to_string(options_.max_body_bytes) + " bytes");
     }
-    return HandlerResponse::Unhandled;
+    return std::nullopt;
   }
 
-  // Host, Origin and token; false when the request was answered.
-  bool Screen(const Request& req, Response& res) {
-    if (req.get_header_value_count("Host") != 1) {
-      SendError(res, 400, kErrTransport, "Bad Request: exactly one Host header is required");
-      return false;
+  // Host, Origin and token; the refusal, or nullopt.
+  std::optional<HttpResponse> Screen(const RequestHeader& req) const {
+    if (req.count(http::field::host) != 1) {
+      return ErrorResponse(400, kErrTransport, "Bad Request: exactly one Host header is required");
     }
-    const std::optional<std::string> host = AuthorityHost(req.get_header_value("Host"));
+    const std::optional<std::string> host = AuthorityHost(req[http::field::host]);
     if (!host || allowed_hosts_.count(*host) == 0) {
-      SendError(res, 403, kErrTransport, "Forbidden: invalid Host header");
-      return false;
+      return ErrorResponse(403, kErrTransport, "Forbidden: invalid Host header");
     }
-    if (req.has_header("Origin")) {
-      const std::string origin = req.get_header_value("Origin");
-      std::string_view rest = origin;
+    if (HasHeader(req, "Origin")) {
+      const std::string_view origin = req[http::field::origin];
       std::optional<std::string> origin_host;
-      if (req.get_header_value_count("Origin") == 1) {
-        if (StartsWithNoCase(rest, "http://")) {
-          origin_host = AuthorityHost(rest.substr(7));
-        } else if (StartsWithNoCase(rest, "https://")) {
-          origin_host = AuthorityHost(rest.substr(8));
+      if (req.count(http::field::origin) == 1) {
+        if (StartsWithNoCase(origin, "http://")) {
+          origin_host = AuthorityHost(origin.substr(7));
+        } else if (StartsWithNoCase(origin, "https://")) {
+          origin_host = AuthorityHost(origin.substr(8));
         }
       }
       if (!origin_host || allowed_hosts_.count(*origin_host) == 0) {
-        SendError(res, 403, kErrTransport, "Forbidden: invalid Origin header");
-        return false;
+        return ErrorResponse(403, kErrTransport, "Forbidden: invalid Origin header");
       }
     }
     if (options_.token && !Authorized(req)) {
-      SendError(res, 401, kErrTransport, "Unauthorized: a valid bearer token is required");
-      res.set_header("WWW-Authenticate", "Bearer realm=\"slurm-mcp\"");
-      return false;
+      HttpResponse res =
+          ErrorResponse(401, kErrTransport, "Unauthorized: a valid bearer token is required");
+      res.set(http::field::www_authenticate, "Bearer realm=\"slurm-mcp\"");
+      return res;
     }
-    return true;
+    return std::nullopt;
   }
 
-  bool Authorized(const Request& req) const {
-    if (req.get_header_value_count("Authorization") != 1) return false;
-    const std::string header = req.get_header_value("Authorization");
+  bool Authorized(const RequestHeader& req) const {
+    if (req.count(http::field::authorization) != 1) return false;
+    const std::string_view header = req[http::field::authorization];
     if (!StartsWithNoCase(header, "bearer ")) return false;
-    const std::string given(Trim(std::string_view(header).substr(7)));
+    const std::string given(Trim(header.substr(7)));
     return ConstantTimeEquals(given, *options_.token);
   }
 
-  // Path and method; false when the request was answered here.
-  bool Route(const Request& req, Response& res) {
-    if (options_.ready && req.path == options_.ready_path) {
-      if (req.method != "GET") {
-        SendError(res, 405, kErrTransport, "Method Not Allowed: use GET");
-        res.set_header("Allow", "GET");
-        return false;
+  // Path and method: the answer, or nullopt for a POST to the endpoint.
+  std::optional<HttpResponse> Route(const RequestHeader& req) {
+    const std::string_view path = TargetPath(req);
+    if (options_.ready && path == options_.ready_path) {
+      if (req.method() != http::verb::get) {
+        HttpResponse res = ErrorResponse(405, kErrTransport, "Method Not Allowed: use GET");
+        res.set(http::field::allow, "GET");
+        return res;
       }
-      res.status = 200;
-      res.set_header("Cache-Control", "no-store");
-      res.set_content(options_.ready(), "application/json");
-      return false;
+      HttpResponse res = JsonResponse(200, options_.ready());
+      res.set(http::field::cache_control, "no-store");
+      return res;
     }
-    if (req.path != options_.path) {
-      SendError(res, 404, kErrTransport, "Not Found: the MCP endpoint is " + options_.path);
-      return false;
+    if (path != options_.path) {
+      return ErrorResponse(404, kErrTransport, "Not Found: the MCP endpoint is " + options_.path);
     }
-    if (req.method == "POST") return true;
-    if (req.method == "DELETE") {
-      Delete(req, res);
-      return false;
-    }
-    SendError(res, 405, kErrTransport, "Method Not Allowed: use POST");
-    res.set_header("Allow", options_.sessions ? "POST, DELETE" : "POST");
-    return false;
+    if (req.method() == http::verb::post) return std::nullopt;
+    if (req.method() == http::verb::delete_) return Delete(req);
+    HttpResponse res = ErrorResponse(405, kErrTransport, "Method Not Allowed: use POST");
+    res.set(http::field::allow, options_.sessions ? "POST, DELETE" : "POST");
+    return res;
   }
 
   // The MCP-Protocol-Version header, when present, must name a revision we speak.
-  bool VersionHeaderOk(const Request& req, Response& res) {
-    if (!req.has_header("MCP-Protocol-Version")) return true;
-    if (IsSupportedVersion(req.get_header_value("MCP-Protocol-Version"))) return true;
-    SendError(
-        res, 400, kErrTransport,
+  std::optional<HttpResponse> VersionHeaderError(const RequestHeader& req) const {
+    auto it = req.find("MCP-Protocol-Version");
+    if (it == req.end() || IsSupportedVersion(it->value())) return std::nullopt;
+    return ErrorResponse(
+        400, kErrTransport,
         "Bad Request: unsupported MCP-Protocol-Version (supported: " + SupportedVersions() + ")");
-    return false;
   }
 
-  // The session named by Mcp-Session-Id; nullptr after answering 400 or 404.
-  SessionPtr FindSession(const Request& req, Response& res) {
-    if (!req.has_header("Mcp-Session-Id")) {
-      SendError(res, 400, kErrTransport,
-                "Bad Request: Mcp-Session-Id header is required (send initialize first)");
-      return nullptr;
+  // The session named by Mcp-Session-Id, or the 400 or 404 that says why there is none.
+  std::variant<SessionPtr, HttpResponse> FindSession(const RequestHeader& req) {
+    if (!HasHeader(req, "Mcp-Session-Id")) {
+      return ErrorResponse(400, kErrTransport,
+                           "Bad Request: Mcp-Session-Id header is required (send initialize first)");
     }
-    const std::string id = req.get_header_value("Mcp-Session-Id");
+    const std::string id = HeaderValue(req, "Mcp-Session-Id");
     std::lock_guard<std::mutex> lock(sessions_mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) {
-      SendError(res, 404, kErrSessionNotFound, "Session not found: initialize again");
-      return nullptr;
+      return ErrorResponse(404, kErrSessionNotFound, "Session not found: initialize again");
     }
     lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
     return *it->second;
   }
 
-  void Delete(const Request& req, Response& res) {
+  HttpResponse Delete(const RequestHeader& req) {
     if (!options_.sessions) {
-      SendError(res, 405, kErrTransport, "Method Not Allowed: this server keeps no sessions");
-      res.set_header("Allow", "POST");
-      return;
+      HttpResponse res =
+          ErrorResponse(405, kErrTransport, "Method Not Allowed: this server keeps no sessions");
+      res.set(http::field::allow, "POST");
+      return res;
     }
-    if (!VersionHeaderOk(req, res)) return;
-    SessionPtr session = FindSession(req, res);
-    if (!session) return;
+    if (std::optional<HttpResponse> bad = VersionHeaderError(req)) return *bad;
+    std::variant<SessionPtr, HttpResponse> found = FindSession(req);
+    if (HttpResponse* refusal = std::get_if<HttpResponse>(&found)) return std::move(*refusal);
+    const SessionPtr& session = std::get<SessionPtr>(found);
     {
       std::lock_guard<std::mutex> lock(sessions_mu_);
       auto it = sessions_.find(session->id);
@@ -544,7 +729,7 @@ class HttpTransport::Impl {
         sessions_.erase(it);
       }
     }
-    res.status = 200;
+    return EmptyResponse(200);
   }
 
   std::string NewSessionId() {
@@ -572,145 +757,144 @@ class HttpTransport::Impl {
     }
   }
 
-  void Post(const Request& req, Response& res, const httplib::ContentReader& reader) {
-    std::string body;
-    bool too_large = false;
-    const bool read = reader([&](const char* data, std::size_t length) {
-      if (length > options_.max_body_bytes - body.size()) {
-        too_large = true;
-        return false;
-      }
-      body.append(data, length);
-      return true;
-    });
-    if (!read || too_large) {
-      // httplib refuses an over-long Content-Length itself (status 413); chunked bodies stop at
-      // our cap. Either way the rest of the body is still on the wire: close.
-      res.set_header("Connection", "close");
-      if (too_large || res.status == 413) {
-        SendError(res, 413, kErrTransport,
-                  "Payload Too Large: the limit is " + std::to_string(options_.max_body_bytes) +
-                      " bytes");
-      } else {
-        SendError(res, 400, kErrTransport, "Bad Request: the body could not be read");
-      }
-      return;
+  // The checks that need the body: Accept, Content-Type, the JSON-RPC message, the protocol
+  // version header and the session. The refusal, or the call to run.
+  std::variant<HttpResponse, Call> Prepare(const HttpRequest& req) {
+    Call call;
+    call.accepts = ParseAccept(HeaderValue(req, "Accept"));
+    if (!call.accepts.json) {
+      return ErrorResponse(
+          406, kErrTransport,
+          "Not Acceptable: Accept must include application/json (and text/event-stream)");
     }
-
-    const Accepts accepts = ParseAccept(req.get_header_value("Accept"));
-    if (!accepts.json) {
-      SendError(res, 406, kErrTransport,
-                "Not Acceptable: Accept must include application/json (and text/event-stream)");
-      return;
-    }
-    if (req.has_header("Content-Type")) {
-      const std::string type = req.get_header_value("Content-Type");
-      if (Lower(Trim(std::string_view(type).substr(0, type.find(';')))) != "application/json") {
-        SendError(res, 415, kErrTransport,
-                  "Unsupported Media Type: Content-Type must be application/json");
-        return;
+    if (HasHeader(req, "Content-Type")) {
+      const std::string_view type = req[http::field::content_type];
+      if (Lower(Trim(type.substr(0, type.find(';')))) != "application/json") {
+        return ErrorResponse(415, kErrTransport,
+                             "Unsupported Media Type: Content-Type must be application/json");
       }
     }
-
-    ParsedMessage parsed = ParseMessage(body);
-    if (!parsed.ok()) {
-      res.status = 400;
-      res.set_content(Dump(parsed.error), "application/json");
-      return;
+    ParsedMessage parsed = ParseMessage(req.body());
+    if (!parsed.ok()) return JsonResponse(400, Dump(parsed.error));
+    call.message = std::move(*parsed.message);
+    call.initialize =
+        call.message.kind == Message::Kind::kRequest && call.message.method == "initialize";
+    if (!call.initialize) {
+      if (std::optional<HttpResponse> bad = VersionHeaderError(req)) return std::move(*bad);
     }
-    const Message& message = *parsed.message;
-    const bool initialize =
-        message.kind == Message::Kind::kRequest && message.method == "initialize";
-    if (!initialize && !VersionHeaderOk(req, res)) return;
-
-    SessionPtr session;
-    if (initialize) {
-      session = std::make_shared<SessionEntry>();
+    if (call.initialize) {
+      call.session = std::make_shared<SessionEntry>();
     } else if (options_.sessions) {
-      session = FindSession(req, res);
-      if (!session) return;
+      std::variant<SessionPtr, HttpResponse> found = FindSession(req);
+      if (HttpResponse* refusal = std::get_if<HttpResponse>(&found)) return std::move(*refusal);
+      call.session = std::get<SessionPtr>(std::move(found));
     } else {
       // Stateless: this exchange is its own session, already past the handshake.
-      session = std::make_shared<SessionEntry>();
-      session->session.initialize_answered = true;
-      session->session.initialized = true;
-      session->session.protocol_version = req.has_header("MCP-Protocol-Version")
-                                              ? req.get_header_value("MCP-Protocol-Version")
-                                              : "2025-03-26";
+      call.session = std::make_shared<SessionEntry>();
+      Session& s = call.session->session;
+      s.initialize_answered = true;
+      s.initialized = true;
+      s.protocol_version = HasHeader(req, "MCP-Protocol-Version")
+                               ? HeaderValue(req, "MCP-Protocol-Version")
+                               : "2025-03-26";
     }
+    return call;
+  }
 
+  // A tools/call may wait on Slurm: it runs on the worker pool, everything else where it is read.
+  static bool RunsOnWorker(const Call& call) {
+    return call.message.kind == Message::Kind::kRequest && call.message.method == "tools/call";
+  }
+
+  void Run(Call& call, Exchange& exchange) {
+    try {
+      RunUnguarded(call, exchange);
+    } catch (const std::exception& e) {
+      exchange.Respond(
+          ErrorResponse(500, kInternalError, std::string("internal error: ") + e.what()));
+    } catch (...) {
+      exchange.Respond(ErrorResponse(500, kInternalError, "internal error"));
+    }
+  }
+
+  void RunUnguarded(Call& call, Exchange& exchange) {
+    const Message& message = call.message;
+    Session& session = call.session->session;
     if (message.kind != Message::Kind::kRequest) {
-      server_.Handle(message, session->session, [](const Json&) {});
-      res.status = 202;
-      return;
+      server_.Handle(message, session, [](const Json&) {});
+      return exchange.Respond(EmptyResponse(202));
     }
-
-    if (accepts.sse && message.method == "tools/call" && HasProgressToken(message.params)) {
-      Stream(res, std::make_shared<Message>(message), session);
-      return;
+    if (call.accepts.sse && message.method == "tools/call" && HasProgressToken(message.params)) {
+      return Stream(message, session, exchange);
     }
-
     std::vector<Json> notes;
     std::optional<Json> reply =
-        server_.Handle(message, session->session, [&](const Json& note) { notes.push_back(note); });
-    if (!reply) {  // cancelled while it ran: the client wants no answer
-      res.status = 202;
-      return;
+        server_.Handle(message, session, [&](const Json& note) { notes.push_back(note); });
+    if (!reply) return exchange.Respond(EmptyResponse(202));  // cancelled: no answer wanted
+    HttpResponse res{http::status::ok, 11};
+    if (call.initialize && options_.sessions && reply->contains("result")) {
+      Register(call.session);
+      res.set("Mcp-Session-Id", call.session->id);
     }
-    if (initialize && options_.sessions && reply->contains("result")) {
-      Register(session);
-      res.set_header("Mcp-Session-Id", session->id);
-    }
-    res.status = 200;
-    if (accepts.sse && !notes.empty()) {
+    if (call.accepts.sse && !notes.empty()) {
       std::string events;
       for (const Json& note : notes) events += SseEvent(note);
       events += SseEvent(*reply);
-      res.set_header("Cache-Control", "no-cache");
-      res.set_content(events, "text/event-stream");
-      return;
+      res.set(http::field::cache_control, "no-cache");
+      res.set(http::field::content_type, "text/event-stream");
+      res.body() = std::move(events);
+    } else {
+      res.set(http::field::content_type, "application/json");
+      res.body() = Dump(*reply);
     }
-    res.set_content(Dump(*reply), "application/json");
+    exchange.Respond(std::move(res));
   }
 
-  // Answers with an SSE stream: the request runs while httplib writes the response, so each
-  // notification reaches the client as it is sent. A client that goes away does not cancel the
-  // call (2025-11-25); what is left is not written.
-  void Stream(Response& res, std::shared_ptr<Message> message, SessionPtr session) {
-    res.status = 200;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream", [this, message, session](std::size_t, httplib::DataSink& sink) {
-          bool connected = true;
-          auto write = [&](const Json& m) {
-            if (!connected) return;
-            const std::string event = SseEvent(m);
-            connected = sink.write(event.data(), event.size());
-          };
-          std::optional<Json> reply;
-          try {
-            reply = server_.Handle(*message, session->session, write);
-          } catch (const std::exception& e) {
-            reply =
-                MakeError(message->id, kInternalError, std::string("internal error: ") + e.what());
-          }
-          if (reply) write(*reply);
-          if (connected) sink.done();
-          return connected;
-        });
+  // Answers with an SSE stream: each notification reaches the client as it is sent. A client
+  // that goes away does not cancel the call (2025-11-25); what is left is not written.
+  void Stream(const Message& message, Session& session, Exchange& exchange) {
+    StreamHead head{http::status::ok, 11};
+    head.set(http::field::content_type, "text/event-stream");
+    head.set(http::field::cache_control, "no-cache");
+    head.chunked(true);
+    exchange.BeginStream(std::move(head));
+    bool connected = true;
+    auto write = [&](const Json& m) {
+      if (connected) connected = exchange.Event(SseEvent(m));
+    };
+    std::optional<Json> reply;
+    try {
+      reply = server_.Handle(message, session, write);
+    } catch (const std::exception& e) {
+      reply = MakeError(message.id, kInternalError, std::string("internal error: ") + e.what());
+    }
+    if (reply) write(*reply);
+    exchange.EndStream();
   }
 
   Server& server_;
   const HttpOptions options_;
   std::set<std::string> allowed_hosts_;
-  EndpointServer http_;
-  static constexpr int kListenBacklog = 256;
-  int listen_socket_ = -1;  // the socket httplib listens on, once bound
-  std::thread thread_;
   std::atomic<bool> used_{false};
-  std::atomic<bool> serving_{false};
-  std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> listen_returned_{false};
+
+  // Serving (after Bind): the event loop, its acceptor, the workers.
+  std::unique_ptr<net::io_context> io_;
+  std::optional<tcp::acceptor> acceptor_;
+  std::optional<net::steady_timer> retry_;  // accepting again after an accept error
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> guard_;
+  std::optional<net::thread_pool> pool_;
+  std::thread thread_;  // Start()'s
+  bool started_ = false;
+  std::atomic<bool> stopping_{false};  // set on the event thread by Stop()
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+
+  // Every connection not yet destroyed; the caps count the ones served.
+  mutable std::mutex connections_mu_;
+  std::condition_variable connections_cv_;  // notified when none is left
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
+  std::unordered_map<std::string, std::size_t> per_address_;
+  std::size_t serving_ = 0;
 
   mutable std::mutex sessions_mu_;
   std::list<SessionPtr> lru_;  // most recently used first
@@ -718,6 +902,284 @@ class HttpTransport::Impl {
   std::mutex random_mu_;
   std::random_device random_;
 };
+
+// One accepted connection, on the event thread: waits for a request (idle timeout), reads its
+// header and body (header timeout), answers what the header alone decides, hands the rest to
+// Prepare() and Run() (a tools/call on the worker pool), and writes what the Exchange receives,
+// in order, from whichever thread. Kept alive until the client or a limit closes it.
+class HttpTransport::Impl::Connection : public std::enable_shared_from_this<Connection>,
+                                        public Exchange {
+ public:
+  Connection(Impl& impl, tcp::socket socket, std::string address)
+      : impl_(impl), stream_(std::move(socket)), address_(std::move(address)) {}
+  ~Connection() override { impl_.Release(this, address_, counted_); }
+
+  // Registers with the transport, then serves, or answers 503 when a cap is reached.
+  void Open() {
+    std::optional<HttpResponse> refusal = impl_.Admit(shared_from_this(), address_, counted_);
+    if (!refusal) return WaitRequest();
+    answering_ = true;
+    keep_alive_ = false;
+    Enqueue(Out{.kind = Out::kResponse,
+                .response = std::make_shared<HttpResponse>(std::move(*refusal))});
+  }
+
+  // Stop(): a connection that is not being answered is closed now; one that is, after its
+  // response.
+  void Shutdown() {
+    if (!answering_) Close();
+  }
+
+  // Exchange: called from the thread that runs the request; the writes happen on the event thread.
+  void Respond(HttpResponse res) override {
+    Post(Out{.kind = Out::kResponse, .response = std::make_shared<HttpResponse>(std::move(res))});
+  }
+  void BeginStream(StreamHead head) override {
+    Post(Out{.kind = Out::kHead, .head = std::make_shared<StreamHead>(std::move(head))});
+  }
+  bool Event(std::string data) override {
+    if (gone_) return false;
+    Post(Out{.kind = Out::kChunk, .chunk = std::move(data)});
+    return true;
+  }
+  void EndStream() override { Post(Out{.kind = Out::kLast}); }
+
+ private:
+  friend class Impl;
+
+  // What is to be written: a whole response, or the parts of an SSE stream.
+  struct Out {
+    enum Kind { kResponse, kHead, kChunk, kLast } kind;
+    std::shared_ptr<HttpResponse> response;
+    std::shared_ptr<StreamHead> head;
+    std::string chunk;
+  };
+
+  static constexpr std::size_t kIdleRead = 1024;
+
+  void WaitRequest() {
+    answering_ = false;
+    head_request_ = false;
+    if (closed_) return;
+    if (impl_.stopping_) return Close();
+    if (buffer_.size() > 0) return ReadHeader();  // pipelined: the next request is here
+    stream_.expires_after(impl_.options_.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kIdleRead),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec) return self->Close();
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(kNoBodyLimit);  // the declared length is checked after the screen
+    stream_.expires_after(impl_.options_.header_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    answering_ = true;
+    const HttpRequest& req = parser_->get();
+    head_request_ = req.method() == http::verb::head;
+    keep_alive_ = req.keep_alive();
+    if (std::optional<HttpResponse> early = impl_.AfterHeader(req, parser_->content_length())) {
+      // Its body, if any, is not read: it must not be taken for the next request.
+      if (DeclaresBody(req)) keep_alive_ = false;
+      return Respond(std::move(*early));
+    }
+    parser_->body_limit(impl_.options_.max_body_bytes);
+    if (!ExpectsContinue(req)) return ReadBody();
+    auto interim = std::make_shared<StreamHead>(ContinueResponse());
+    stream_.expires_after(impl_.options_.header_timeout);
+    http::async_write(stream_, *interim,
+                      [self = shared_from_this(), interim](beast::error_code e, std::size_t) {
+                        if (e) return self->Close();
+                        self->ReadBody();
+                      });
+  }
+
+  void ReadBody() {
+    stream_.expires_after(impl_.options_.header_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->OnBody(ec);
+                     });
+  }
+
+  void OnBody(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    stream_.expires_never();  // a call is bounded by the back-end's own timeouts
+    HttpRequest request = parser_->release();
+    parser_.reset();
+    std::variant<HttpResponse, Call> prepared = impl_.Prepare(request);
+    if (HttpResponse* answer = std::get_if<HttpResponse>(&prepared)) {
+      return Respond(std::move(*answer));
+    }
+    Call& call = std::get<Call>(prepared);
+    if (!RunsOnWorker(call)) return impl_.Run(call, *this);
+    net::post(*impl_.pool_, [self = shared_from_this(), call = std::move(call)]() mutable {
+      self->impl_.Run(call, *self);
+      // This job may hold the last reference: it is let go on the event thread.
+      auto executor = self->stream_.get_executor();
+      net::post(executor, [self = std::move(self)] {});
+    });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    std::optional<HttpResponse> res = ReadErrorResponse(ec, impl_.options_.max_body_bytes);
+    if (!res) return Close();
+    answering_ = true;
+    keep_alive_ = false;
+    Respond(std::move(*res));
+  }
+
+  void Post(Out out) {
+    net::post(stream_.get_executor(), [self = shared_from_this(), out = std::move(out)]() mutable {
+      self->Enqueue(std::move(out));
+    });
+  }
+
+  void Enqueue(Out out) {
+    if (closed_) return;
+    queue_.push_back(std::move(out));
+    if (!writing_) WriteNext();
+  }
+
+  void WriteNext() {
+    if (queue_.empty() || closed_) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    Out& out = queue_.front();
+    // A client that reads nothing for the idle timeout is given up on.
+    stream_.expires_after(impl_.options_.idle_timeout);
+    auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->OnWritten(ec);
+    };
+    const bool keep_alive = keep_alive_ && !impl_.stopping_;
+    switch (out.kind) {
+      case Out::kResponse:
+        Finish(*out.response, keep_alive && out.response->keep_alive(), head_request_);
+        return http::async_write(stream_, *out.response, std::move(done));
+      case Out::kHead:
+        out.head->keep_alive(keep_alive);
+        stream_keep_alive_ = keep_alive;
+        serializer_.emplace(*out.head);
+        return http::async_write_header(stream_, *serializer_, std::move(done));
+      case Out::kChunk:
+        return net::async_write(stream_, http::make_chunk(net::buffer(out.chunk)), std::move(done));
+      case Out::kLast:
+        return net::async_write(stream_, http::make_chunk_last(), std::move(done));
+    }
+  }
+
+  void OnWritten(beast::error_code ec) {
+    const Out out = std::move(queue_.front());
+    queue_.pop_front();
+    // Beast reports end_of_stream when the response it wrote says Connection: close.
+    if (ec && ec != http::error::end_of_stream) {
+      gone_ = true;
+      return Close();
+    }
+    if (out.kind == Out::kHead || out.kind == Out::kChunk) return WriteNext();
+    writing_ = false;
+    serializer_.reset();
+    const bool keep_alive =
+        out.kind == Out::kResponse ? out.response->keep_alive() : stream_keep_alive_;
+    if (keep_alive) return WaitRequest();
+    Linger();
+  }
+
+  // After a response that closes the connection: stop sending, then read and drop what the
+  // client still sends (the body of a refused request) for a moment, so that closing with unread
+  // bytes does not reset the connection before the client has read the response.
+  void Linger() {
+    answering_ = false;
+    gone_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec || impl_.stopping_) return Close();
+    stream_.expires_after(std::chrono::seconds(2));
+    Drain();
+  }
+
+  void Drain() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(kIdleRead),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->Close();
+                              self->Drain();
+                            });
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    gone_ = true;
+    queue_.clear();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  Impl& impl_;
+  beast::tcp_stream stream_;
+  const std::string address_;
+  bool counted_ = false;  // counts against the caps (set by Admit)
+
+  // The event thread's alone:
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool answering_ = false;  // from a request's header until its response is written
+  bool keep_alive_ = true;  // the request's, unless its body was left unread
+  bool head_request_ = false;
+  bool closed_ = false;
+  bool writing_ = false;
+  bool stream_keep_alive_ = false;
+  std::deque<Out> queue_;
+  std::optional<http::response_serializer<http::empty_body>> serializer_;  // an SSE head's
+
+  std::atomic<bool> gone_{false};  // read by Event() on a worker
+};
+
+void HttpTransport::Impl::Accept() {
+  acceptor_->async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (!ec) {
+      OnAccepted(std::move(socket));
+      return Accept();
+    }
+    // Out of file descriptors or memory: the connection waits in the backlog; try again shortly
+    // rather than spin. Anything else (a connection reset before it was accepted): at once.
+    if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
+        ec == net::error::no_memory) {
+      retry_->expires_after(std::chrono::milliseconds(50));
+      retry_->async_wait([this](beast::error_code e) {
+        if (!e && !stopping_) Accept();
+      });
+      return;
+    }
+    Accept();
+  });
+}
+
+void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
+  beast::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  const tcp::endpoint remote = socket.remote_endpoint(ec);
+  if (ec) return;  // gone already
+  std::make_shared<Connection>(*this, std::move(socket), remote.address().to_string())->Open();
+}
+
+void HttpTransport::Impl::Shutdown(Connection& c) { c.Shutdown(); }
 
 HttpTransport::HttpTransport(Server& server, HttpOptions options)
     : impl_(std::make_unique<Impl>(server, std::move(options))) {}
@@ -737,6 +1199,8 @@ base::Result<int> HttpTransport::Serve(const std::function<void(int port)>& on_b
 void HttpTransport::Stop() { impl_->Stop(); }
 
 std::size_t HttpTransport::session_count() const { return impl_->session_count(); }
+
+std::size_t HttpTransport::connection_count() const { return impl_->connection_count(); }
 
 std::string HttpTransport::AnswerBytes(std::string_view requests, int max_requests) {
   return impl_->AnswerBytes(requests, max_requests);

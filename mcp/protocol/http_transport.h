@@ -3,12 +3,27 @@
 //
 //   Server server(ServerOptions{...});
 //   HttpTransport http(server, HttpOptions{.port = 8765, .token = secret});
-//   HttpStartResult started = http.Start();        // binds, serves on background threads
-//   if (!started.ok()) die(started.error);
+//   base::Result<int> port = http.Start();        // binds, serves on a background thread
+//   if (!port.ok()) die(port.status().message());
 //   ...
 //   http.Stop();
-// or, in the binary: `HttpStartResult r = http.Serve(on_bound);` blocks until Stop() is called
+// or, in the binary: `http.Serve(on_bound)` serves on the calling thread until Stop() is called
 // from another thread.
+//
+// Serving (Boost.Beast on one Asio event thread): no thread is held by a connection. The event
+// thread accepts, reads and parses requests, screens them, answers everything but tools/call
+// itself and writes every response; a tools/call (which may wait on Slurm up to the back-end's
+// read timeout) runs on a pool of HttpOptions::workers threads and its answer, or each SSE event
+// of it, is handed back to the event thread. Connections are kept alive between requests.
+// Limits (HttpOptions, each a `serve` flag of slurm-mcp):
+//   header_timeout   a request's header must arrive within it of its first byte, and then its
+//                    body within it again; else the connection is closed (slowloris);
+//   idle_timeout     a kept-alive connection with no request for this long is closed, and a
+//                    response the client does not read for this long is abandoned;
+//   max_connections  past it a new connection gets 503 with Retry-After at once and is closed,
+//                    without its request being read; max_connections_per_address likewise per
+//                    client address; refused connections are not counted against either;
+//   max_body_bytes   413, and the connection is closed.
 //
 // Wire behaviour (path is HttpOptions::path, default /mcp):
 //   POST  one JSON-RPC message. A request gets `application/json`, except that a client which
@@ -18,10 +33,11 @@
 //         buffered notifications and the response as one SSE body. Notifications and client
 //         responses get 202 with an empty body; a request cancelled while it ran gets 202 too.
 //   GET   405 (no server-initiated stream). DELETE ends the session named by Mcp-Session-Id.
-// Every request is checked first for Host and Origin (loopback names with any port, plus
-// HttpOptions::host and allowed_hosts; a missing Origin is fine) → 403, then the bearer token →
-// 401. Bodies over max_body_bytes → 413; Accept without application/json → 406; an unsupported
-// MCP-Protocol-Version → 400. Transport errors carry an id-less JSON-RPC error body.
+// Every request is checked first, before its body is read, for Host and Origin (loopback names
+// with any port, plus HttpOptions::host and allowed_hosts; a missing Origin is fine) → 403, then
+// the bearer token → 401. Bodies over max_body_bytes → 413; Accept without application/json →
+// 406; an unsupported MCP-Protocol-Version → 400; a malformed HTTP request → 400 and the
+// connection is closed. Transport errors carry an id-less JSON-RPC error body.
 //
 // Sessions: the initialize response carries Mcp-Session-Id; later requests must send it
 // (missing → 400, unknown, ended or evicted → 404). With sessions disabled every POST runs in a
@@ -34,6 +50,7 @@
 #ifndef SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 #define SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -55,7 +72,11 @@ struct HttpOptions {
   std::optional<std::string> token;  // bearer secret, loaded by the caller from --token-file
   std::size_t max_body_bytes = 1 << 20;
   bool sessions = true;
-  int threads = 8;  // connections served at once (each keep-alive connection holds one)
+  int workers = 8;  // tool calls run at once; more wait, in order, for a free worker
+  std::chrono::milliseconds header_timeout{10'000};  // see "Limits" above
+  std::chrono::milliseconds idle_timeout{60'000};
+  std::size_t max_connections = 4096;
+  std::size_t max_connections_per_address = 2048;
   // Extra names accepted in Host and Origin (without port), e.g. a reverse proxy's name.
   std::vector<std::string> allowed_hosts;
   std::size_t max_sessions = 1024;  // the least recently used session is evicted beyond this
@@ -63,9 +84,10 @@ struct HttpOptions {
   // 200, outside MCP, behind the same Host, Origin and token checks. Unset: no such route.
   std::function<std::string()> ready;
   std::string ready_path = "/ready";
-  // Counts the connections open (accepted, queued or served, not yet closed) and the requests
-  // the Host, Origin or token check refused (mcp/protocol/metrics.h). Not owned; must outlive the
-  // transport. Null: nothing is counted.
+  // Counts the connections open (accepted and not refused, not yet closed) and what was refused
+  // by HTTP status: a request the Host, Origin or token check refused (403, 401), a connection
+  // past a connection cap (503) (mcp/protocol/metrics.h). Not owned; must outlive the transport.
+  // Null: nothing is counted.
   Metrics* metrics = nullptr;
 };
 
@@ -84,14 +106,18 @@ class HttpTransport {
   // Binds and serves on the calling thread until Stop(). `on_bound` runs once with the bound
   // port before serving starts. Returns the bind error (as Start), or the port once stopped.
   base::Result<int> Serve(const std::function<void(int port)>& on_bound = nullptr);
-  // Stops accepting, waits for in-flight requests to finish. Idempotent; not for signal handlers.
+  // Stops accepting, closes every connection that is not being answered, waits for the requests
+  // being answered to finish (their responses are written, then those connections are closed).
+  // Idempotent; not for signal handlers.
   void Stop();
 
   std::size_t session_count() const;
+  // Connections open now, refused ones aside.
+  std::size_t connection_count() const;
 
   // Answers `requests`, the bytes a client sent on one connection, without a socket: the same
-  // parsing, checks and handlers as a served endpoint, at most `max_requests` requests, and
-  // returns the bytes written back. For the fuzzer (mcp/fuzz/http_fuzz.cc); not to be mixed with
+  // parsing, checks and handlers as a served endpoint (on the calling thread), at most
+  // `max_requests` requests, and returns the bytes written back. For the fuzzer (mcp/fuzz/http_fuzz.cc); not to be mixed with
   // Start() or Serve() on one transport.
   std::string AnswerBytes(std::string_view requests, int max_requests = 8);
 

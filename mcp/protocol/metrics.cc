@@ -242,10 +242,10 @@ Metrics::Metrics(std::string version, std::string revision) {
             "Live reads refused to spare slurmctld, by limit (per_minute: the rate budget; "
             "concurrent: no read slot came free in time).");
   r.Declare(kHttpConnectionsOpen, T::kGauge,
-            "Streamable HTTP connections accepted and not yet closed (queued or served).");
+            "Streamable HTTP connections accepted and not yet closed (refused ones aside).");
   r.Declare(kHttpRequestsRejectedTotal, T::kCounter,
-            "Streamable HTTP requests refused by the Host, Origin or bearer-token check, by "
-            "HTTP status.");
+            "Streamable HTTP requests refused by the Host, Origin or bearer-token check, and "
+            "connections refused past a connection cap (503), by HTTP status.");
   r.Declare(kProcessStartTime, T::kGauge, "Start time of the process since unix epoch in seconds.");
   r.Declare(kBuildInfo, T::kGauge,
             "The version and git revision slurm-mcp was built from; always 1.");

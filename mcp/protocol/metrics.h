@@ -107,8 +107,8 @@ class Metrics {
   // LiveBackend: a Slurm (or nvidia-smi) process started, and when it ended.
   void ReadStarted(const std::string& program);
   void ReadFinished(const std::string& program, double seconds);
-  // HttpTransport: an accepted connection (queued or served) opened and closed; a request the
-  // Host, Origin or token check refused, by HTTP status.
+  // HttpTransport: an accepted connection (not refused) opened and closed; a request the Host,
+  // Origin or token check refused, or a connection refused past a cap (503), by HTTP status.
   void HttpConnectionOpened();
   void HttpConnectionClosed();
   void HttpRequestRejected(int status);
