@@ -1,7 +1,8 @@
 // libFuzzer target for the HTTP request path of slurm-mcp: the input's first byte picks the
 // endpoint's options (bit 0: sessions off, bit 1: a bearer token "fuzz-token" is required), the
-// rest is what a client sends on one connection. HttpTransport::AnswerBytes runs httplib's
-// request parsing, our Host/Origin/token screen, routing and the POST handler on the demo server
+// rest is what a client sends on one connection. HttpTransport::AnswerBytes runs the HTTP core's
+// request parsing (Boost.Beast, mcp/protocol/http_core.h), our Host/Origin/token screen, routing
+// and the POST handler on the demo server
 // (demo_server.h) without a socket. Aborts on:
 //   - output that is not a sequence of HTTP/1.1 responses, or a 5xx (an exception in a handler);
 //   - a JSON response body that is not a JSON-RPC message object ("jsonrpc": "2.0");

@@ -2,15 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <cctype>
-#include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <exception>
-#include <limits>
 #include <list>
 #include <mutex>
 #include <random>
@@ -22,19 +16,18 @@
 #include <variant>
 
 #include "base/strings.h"
+#include "mcp/protocol/http_core.h"
 
 namespace slurm_rca::mcp {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-
-using HttpRequest = http::request<http::string_body>;
-using RequestHeader = http::request_header<>;
-using HttpResponse = http::response<http::string_body>;
-using StreamHead = http::response<http::empty_body>;
+namespace http = http_core::http;
+using http_core::Deferred;
+using http_core::Exchange;
+using http_core::RequestHeader;
+using http_core::StreamHead;
+using HttpRequest = http_core::Request;
+using HttpResponse = http_core::Response;
 
 // Implementation-defined JSON-RPC codes, as the TypeScript SDK uses them on HTTP.
 constexpr int kErrTransport = -32000;
@@ -167,13 +160,6 @@ std::string_view TargetPath(const RequestHeader& req) {
   return target.substr(0, target.find('?'));
 }
 
-// A body follows the header, which a request answered before its body is read leaves unread.
-bool DeclaresBody(const RequestHeader& req) {
-  if (HasHeader(req, "Transfer-Encoding")) return true;
-  const std::string length = HeaderValue(req, "Content-Length");
-  return !length.empty() && length != "0";
-}
-
 HttpResponse JsonResponse(int status, std::string body) {
   HttpResponse res{static_cast<http::status>(status), 11};
   res.set(http::field::content_type, "application/json");
@@ -188,133 +174,6 @@ HttpResponse ErrorResponse(int status, int code, const std::string& message) {
 }
 
 HttpResponse EmptyResponse(int status) { return HttpResponse{static_cast<http::status>(status), 11}; }
-
-// Readies `res` to be written: HTTP/1.1, Connection as `keep_alive` says, no body for a HEAD
-// request, Content-Length.
-void Finish(HttpResponse& res, bool keep_alive, bool head) {
-  res.version(11);
-  res.keep_alive(keep_alive);
-  if (head) res.body().clear();
-  res.prepare_payload();
-}
-
-constexpr std::size_t kHeaderLimit = 16 * 1024;
-// Until the header is screened (Beast 1.74 takes an absent limit for a limit of 0).
-constexpr std::uint64_t kNoBodyLimit = std::numeric_limits<std::uint64_t>::max();
-
-// The answer to a request whose header or body could not be read: 413 and 431 for a limit, 400
-// for a malformed request; nullopt when there is nobody to answer (the client closed, reset or
-// timed out): the connection is then just closed.
-std::optional<HttpResponse> ReadErrorResponse(beast::error_code ec, std::size_t max_body_bytes) {
-  if (ec == http::error::body_limit) {
-    return ErrorResponse(
-        413, kErrTransport,
-        "Payload Too Large: the limit is " + std::to_string(max_body_bytes) + " bytes");
-  }
-  if (ec == http::error::header_limit) {
-    return ErrorResponse(431, kErrTransport,
-                         "Request Header Fields Too Large: the limit is " +
-                             std::to_string(kHeaderLimit) + " bytes");
-  }
-  if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return ErrorResponse(400, kErrTransport, "Bad Request: malformed HTTP request (" +
-                                                 ec.message() + ")");
-  }
-  return std::nullopt;
-}
-
-// One request's answer, produced by the handlers on any thread and written by whoever holds the
-// connection: a whole response, or an SSE stream written as it is produced.
-class Exchange {
- public:
-  virtual ~Exchange() = default;
-  virtual void Respond(HttpResponse res) = 0;
-  virtual void BeginStream(StreamHead head) = 0;
-  // False once the client is gone: nothing more will reach it.
-  virtual bool Event(std::string data) = 0;
-  virtual void EndStream() = 0;
-};
-
-// One connection's bytes in memory, for AnswerBytes: a Beast SyncReadStream and SyncWriteStream
-// whose reads consume `in` and whose writes append to `out`.
-class MemoryStream {
- public:
-  explicit MemoryStream(std::string_view in) : in_(in) {}
-
-  template <class MutableBuffers>
-  std::size_t read_some(const MutableBuffers& buffers, beast::error_code& ec) {
-    if (in_.empty()) {
-      ec = net::error::eof;
-      return 0;
-    }
-    const std::size_t n = net::buffer_copy(buffers, net::buffer(in_.data(), in_.size()));
-    in_.remove_prefix(n);
-    ec = {};
-    return n;
-  }
-  template <class MutableBuffers>
-  std::size_t read_some(const MutableBuffers& buffers) {
-    beast::error_code ec;
-    const std::size_t n = read_some(buffers, ec);
-    if (ec) throw beast::system_error(ec);
-    return n;
-  }
-  template <class ConstBuffers>
-  std::size_t write_some(const ConstBuffers& buffers, beast::error_code& ec) {
-    std::size_t n = 0;
-    for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers);
-         ++it) {
-      const net::const_buffer b = *it;
-      out_.append(static_cast<const char*>(b.data()), b.size());
-      n += b.size();
-    }
-    ec = {};
-    return n;
-  }
-  template <class ConstBuffers>
-  std::size_t write_some(const ConstBuffers& buffers) {
-    beast::error_code ec;
-    return write_some(buffers, ec);
-  }
-
-  bool exhausted() const { return in_.empty(); }
-  std::string& out() { return out_; }
-
- private:
-  std::string_view in_;
-  std::string out_;
-};
-
-// Writes each answer into a MemoryStream as it comes, on the calling thread.
-class MemoryExchange : public Exchange {
- public:
-  MemoryExchange(MemoryStream& stream, bool keep_alive, bool head)
-      : stream_(stream), keep_alive_(keep_alive), head_(head) {}
-  void Respond(HttpResponse res) override {
-    keep_alive_ = keep_alive_ && res.keep_alive();
-    Finish(res, keep_alive_, head_);
-    beast::error_code ec;
-    http::write(stream_, res, ec);
-  }
-  void BeginStream(StreamHead head) override {
-    head.keep_alive(keep_alive_);
-    http::response_serializer<http::empty_body> serializer{head};
-    beast::error_code ec;
-    http::write_header(stream_, serializer, ec);  // the chunks follow, one per event
-  }
-  bool Event(std::string data) override {
-    net::write(stream_, http::make_chunk(net::buffer(data)));
-    return true;
-  }
-  void EndStream() override { net::write(stream_, http::make_chunk_last()); }
-  bool keep_alive() const { return keep_alive_; }
-
- private:
-  MemoryStream& stream_;
-  bool keep_alive_;
-  bool head_;
-};
 
 }  // namespace
 
@@ -360,11 +219,18 @@ bool ConstantTimeEquals(const std::string& given, const std::string& secret) {
   return diff == 0;
 }
 
-class HttpTransport::Impl {
+class HttpTransport::Impl : public http_core::Handler {
  public:
-  class Connection;
-
-  Impl(Server& server, HttpOptions options) : server_(server), options_(std::move(options)) {
+  Impl(Server& server, HttpOptions options)
+      : server_(server),
+        options_(std::move(options)),
+        core_(*this, http_core::Limits{.max_body_bytes = options_.max_body_bytes,
+                                       .workers = options_.workers,
+                                       .header_timeout = options_.header_timeout,
+                                       .idle_timeout = options_.idle_timeout,
+                                       .max_connections = options_.max_connections,
+                                       .max_per_address = options_.max_connections_per_address,
+                                       .metrics = options_.metrics}) {
     for (const char* name : {"localhost", "127.0.0.1", "[::1]"}) allowed_hosts_.insert(name);
     allowed_hosts_.insert(HostHeaderName(options_.host));
     for (const std::string& name : options_.allowed_hosts) {
@@ -378,74 +244,20 @@ class HttpTransport::Impl {
           "this HttpTransport was already started; create a new one");
     }
     if (base::Status checked = CheckOptions(); !checked.ok()) return checked;
-    io_ = std::make_unique<net::io_context>(1);
-    acceptor_.emplace(*io_);
-    retry_.emplace(*io_);
-    const std::string where = options_.host + ":" + std::to_string(options_.port);
-    beast::error_code ec;
-    tcp::endpoint endpoint;
-    const net::ip::address address = net::ip::make_address(options_.host, ec);
-    if (!ec) {
-      endpoint = tcp::endpoint(address, static_cast<unsigned short>(options_.port));
-    } else {  // a name, such as localhost
-      tcp::resolver resolver(*io_);
-      auto found = resolver.resolve(options_.host, std::to_string(options_.port), ec);
-      if (ec || found.empty()) return base::Status::Unavailable("cannot bind " + where);
-      endpoint = *found.begin();
-    }
-    acceptor_->open(endpoint.protocol(), ec);
-    // Not SO_REUSEPORT, which would let a second server bind the same port and take a share of
-    // the connections.
-    if (!ec) acceptor_->set_option(net::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_->bind(endpoint, ec);
-    if (!ec) acceptor_->listen(net::socket_base::max_listen_connections, ec);
-    if (ec) return base::Status::Unavailable("cannot bind " + where);
-    const int port = acceptor_->local_endpoint(ec).port();
-    if (ec) return base::Status::Unavailable("cannot bind " + where);
-    pool_.emplace(static_cast<std::size_t>(options_.workers));
-    guard_.emplace(io_->get_executor());
-    started_ = true;
-    return port;
+    return core_.Bind(options_.host, options_.port);
   }
 
-  // Serves on the calling thread until Stop().
-  void Listen() {
-    Accept();
-    io_->run();
-  }
+  void Listen() { core_.Run(); }
 
   base::Result<int> Start() {
     base::Result<int> r = Bind();
-    if (r.ok()) thread_ = std::thread([this] { Listen(); });
+    if (r.ok()) thread_ = std::thread([this] { core_.Run(); });
     return r;
   }
 
   void Stop() {
-    std::lock_guard<std::mutex> once(stop_mu_);
-    if (!started_ || stopped_) return;
-    stopped_ = true;
-    net::post(*io_, [this] {
-      stopping_ = true;
-      beast::error_code ec;
-      acceptor_->close(ec);
-      retry_->cancel();
-      std::vector<std::shared_ptr<Connection>> open;
-      {
-        std::lock_guard<std::mutex> lock(connections_mu_);
-        for (auto& [raw, weak] : connections_) {
-          if (std::shared_ptr<Connection> c = weak.lock()) open.push_back(std::move(c));
-        }
-      }
-      for (const std::shared_ptr<Connection>& c : open) Shutdown(*c);
-    });
-    {
-      std::unique_lock<std::mutex> lock(connections_mu_);
-      connections_cv_.wait(lock, [this] { return connections_.empty(); });
-    }
-    guard_.reset();
-    io_->stop();
+    core_.Stop();
     if (thread_.joinable()) thread_.join();
-    pool_->join();
   }
 
   std::size_t session_count() const {
@@ -453,51 +265,32 @@ class HttpTransport::Impl {
     return sessions_.size();
   }
 
-  std::size_t connection_count() const {
-    std::lock_guard<std::mutex> lock(connections_mu_);
-    return serving_;
-  }
+  std::size_t connection_count() const { return core_.connection_count(); }
 
   std::string AnswerBytes(std::string_view requests, int max_requests) {
     used_ = true;
-    MemoryStream stream(requests);
-    beast::flat_buffer buffer;
-    for (int i = 0; i < max_requests && (buffer.size() > 0 || !stream.exhausted()); ++i) {
-      http::request_parser<http::string_body> parser;
-      parser.header_limit(kHeaderLimit);
-      parser.body_limit(kNoBodyLimit);
-      beast::error_code ec;
-      http::read_header(stream, buffer, parser, ec);
-      if (ec) {
-        AnswerReadError(stream, ec);
-        break;
-      }
-      const HttpRequest& req = parser.get();
-      const bool head = req.method() == http::verb::head;
-      if (std::optional<HttpResponse> early = AfterHeader(req, parser.content_length())) {
-        MemoryExchange exchange(stream, req.keep_alive() && !DeclaresBody(req), head);
-        exchange.Respond(std::move(*early));
-        if (!exchange.keep_alive()) break;
-        continue;
-      }
-      parser.body_limit(options_.max_body_bytes);
-      if (ExpectsContinue(req)) http::write(stream, ContinueResponse(), ec);
-      http::read(stream, buffer, parser, ec);
-      if (ec) {
-        AnswerReadError(stream, ec);
-        break;
-      }
-      HttpRequest request = parser.release();
-      MemoryExchange exchange(stream, request.keep_alive(), head);
-      std::variant<HttpResponse, Call> prepared = Prepare(request);
-      if (HttpResponse* answer = std::get_if<HttpResponse>(&prepared)) {
-        exchange.Respond(std::move(*answer));
-      } else {
-        Run(std::get<Call>(prepared), exchange);
-      }
-      if (!exchange.keep_alive()) break;
-    }
-    return std::move(stream.out());
+    return core_.AnswerBytes(requests, max_requests);
+  }
+
+  // http_core::Handler
+  std::optional<HttpResponse> OnHeader(const RequestHeader& req,
+                                       std::optional<std::uint64_t> content_length) override {
+    return AfterHeader(req, content_length);
+  }
+
+  std::variant<HttpResponse, Deferred> OnRequest(const HttpRequest& req) override {
+    std::variant<HttpResponse, Call> prepared = Prepare(req);
+    if (HttpResponse* answer = std::get_if<HttpResponse>(&prepared)) return std::move(*answer);
+    Call& call = std::get<Call>(prepared);
+    const bool on_worker = RunsOnWorker(call);
+    return Deferred{.run = [this, call = std::move(call)](Exchange& exchange) mutable {
+                      Run(call, exchange);
+                    },
+                    .on_worker = on_worker};
+  }
+
+  HttpResponse Error(int status, const std::string& message) override {
+    return ErrorResponse(status, kErrTransport, message);
   }
 
  private:
@@ -534,81 +327,13 @@ class HttpTransport::Impl {
           "the readiness path must start with '/' and differ from the endpoint's: " +
           options_.ready_path);
     }
-    if (options_.workers < 1) return base::Status::InvalidArgument("at least 1 worker is needed");
-    if (options_.max_connections < 1 || options_.max_connections_per_address < 1) {
-      return base::Status::InvalidArgument("the connection limits must be at least 1");
-    }
-    if (options_.header_timeout.count() <= 0 || options_.idle_timeout.count() <= 0) {
-      return base::Status::InvalidArgument("the header and idle timeouts must be positive");
-    }
-    if (options_.port < 0 || options_.port > 65535) {
-      return base::Status::InvalidArgument("port out of range: " + std::to_string(options_.port));
-    }
-    return base::Status();
-  }
-
-  void Accept();
-  void OnAccepted(tcp::socket socket);
-  static void Shutdown(Connection& c);
-
-  // A new connection is registered; past a cap, the 503 it gets instead of being served.
-  std::optional<HttpResponse> Admit(const std::shared_ptr<Connection>& c, const std::string& address,
-                                    bool& counted) {
-    std::lock_guard<std::mutex> lock(connections_mu_);
-    connections_[c.get()] = c;
-    counted = false;
-    if (serving_ >= options_.max_connections) {
-      return Unavailable("the server holds its maximum of " +
-                         std::to_string(options_.max_connections) + " connections");
-    }
-    auto [it, added] = per_address_.try_emplace(address, 0);
-    if (it->second >= options_.max_connections_per_address) {
-      return Unavailable("this client address holds its maximum of " +
-                         std::to_string(options_.max_connections_per_address) + " connections");
-    }
-    ++it->second;
-    ++serving_;
-    counted = true;
-    if (options_.metrics) options_.metrics->HttpConnectionOpened();
-    return std::nullopt;
-  }
-
-  HttpResponse Unavailable(const std::string& why) {
-    if (options_.metrics) options_.metrics->HttpRequestRejected(503);
-    HttpResponse res = ErrorResponse(503, kErrTransport, "Service Unavailable: " + why);
-    res.set(http::field::retry_after, "1");
-    res.keep_alive(false);
-    return res;
-  }
-
-  void Release(const Connection* c, const std::string& address, bool counted) {
-    std::lock_guard<std::mutex> lock(connections_mu_);
-    connections_.erase(c);
-    if (counted) {
-      --serving_;
-      auto it = per_address_.find(address);
-      if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
-      if (options_.metrics) options_.metrics->HttpConnectionClosed();
-    }
-    if (connections_.empty()) connections_cv_.notify_all();
-  }
-
-  static bool ExpectsContinue(const RequestHeader& req) {
-    return beast::iequals(req[http::field::expect], "100-continue");
-  }
-  static StreamHead ContinueResponse() { return StreamHead{http::status::continue_, 11}; }
-
-  // A request whose header or body could not be read: its answer, if any, and nothing more.
-  void AnswerReadError(MemoryStream& stream, beast::error_code ec) {
-    if (std::optional<HttpResponse> res = ReadErrorResponse(ec, options_.max_body_bytes)) {
-      MemoryExchange(stream, false, false).Respond(std::move(*res));
-    }
+    return base::Status();  // the limits and the port are the core's to check
   }
 
   // Everything that is decided on the header alone: Host, Origin, token, path, method, and the
   // declared body length. nullopt: read the body and go on to Prepare().
   std::optional<HttpResponse> AfterHeader(const RequestHeader& req,
-                                          boost::optional<std::uint64_t> content_length) {
+                                          std::optional<std::uint64_t> content_length) {
     if (std::optional<HttpResponse> refused = Screen(req)) {
       if (options_.metrics) options_.metrics->HttpRequestRejected(refused->result_int());
       return refused;
@@ -877,24 +602,8 @@ class HttpTransport::Impl {
   std::set<std::string> allowed_hosts_;
   std::atomic<bool> used_{false};
 
-  // Serving (after Bind): the event loop, its acceptor, the workers.
-  std::unique_ptr<net::io_context> io_;
-  std::optional<tcp::acceptor> acceptor_;
-  std::optional<net::steady_timer> retry_;  // accepting again after an accept error
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> guard_;
-  std::optional<net::thread_pool> pool_;
+  http_core::HttpCore core_;
   std::thread thread_;  // Start()'s
-  bool started_ = false;
-  std::atomic<bool> stopping_{false};  // set on the event thread by Stop()
-  std::mutex stop_mu_;
-  bool stopped_ = false;
-
-  // Every connection not yet destroyed; the caps count the ones served.
-  mutable std::mutex connections_mu_;
-  std::condition_variable connections_cv_;  // notified when none is left
-  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
-  std::unordered_map<std::string, std::size_t> per_address_;
-  std::size_t serving_ = 0;
 
   mutable std::mutex sessions_mu_;
   std::list<SessionPtr> lru_;  // most recently used first
@@ -902,284 +611,6 @@ class HttpTransport::Impl {
   std::mutex random_mu_;
   std::random_device random_;
 };
-
-// One accepted connection, on the event thread: waits for a request (idle timeout), reads its
-// header and body (header timeout), answers what the header alone decides, hands the rest to
-// Prepare() and Run() (a tools/call on the worker pool), and writes what the Exchange receives,
-// in order, from whichever thread. Kept alive until the client or a limit closes it.
-class HttpTransport::Impl::Connection : public std::enable_shared_from_this<Connection>,
-                                        public Exchange {
- public:
-  Connection(Impl& impl, tcp::socket socket, std::string address)
-      : impl_(impl), stream_(std::move(socket)), address_(std::move(address)) {}
-  ~Connection() override { impl_.Release(this, address_, counted_); }
-
-  // Registers with the transport, then serves, or answers 503 when a cap is reached.
-  void Open() {
-    std::optional<HttpResponse> refusal = impl_.Admit(shared_from_this(), address_, counted_);
-    if (!refusal) return WaitRequest();
-    answering_ = true;
-    keep_alive_ = false;
-    Enqueue(Out{.kind = Out::kResponse,
-                .response = std::make_shared<HttpResponse>(std::move(*refusal))});
-  }
-
-  // Stop(): a connection that is not being answered is closed now; one that is, after its
-  // response.
-  void Shutdown() {
-    if (!answering_) Close();
-  }
-
-  // Exchange: called from the thread that runs the request; the writes happen on the event thread.
-  void Respond(HttpResponse res) override {
-    Post(Out{.kind = Out::kResponse, .response = std::make_shared<HttpResponse>(std::move(res))});
-  }
-  void BeginStream(StreamHead head) override {
-    Post(Out{.kind = Out::kHead, .head = std::make_shared<StreamHead>(std::move(head))});
-  }
-  bool Event(std::string data) override {
-    if (gone_) return false;
-    Post(Out{.kind = Out::kChunk, .chunk = std::move(data)});
-    return true;
-  }
-  void EndStream() override { Post(Out{.kind = Out::kLast}); }
-
- private:
-  friend class Impl;
-
-  // What is to be written: a whole response, or the parts of an SSE stream.
-  struct Out {
-    enum Kind { kResponse, kHead, kChunk, kLast } kind;
-    std::shared_ptr<HttpResponse> response;
-    std::shared_ptr<StreamHead> head;
-    std::string chunk;
-  };
-
-  static constexpr std::size_t kIdleRead = 1024;
-
-  void WaitRequest() {
-    answering_ = false;
-    head_request_ = false;
-    if (closed_) return;
-    if (impl_.stopping_) return Close();
-    if (buffer_.size() > 0) return ReadHeader();  // pipelined: the next request is here
-    stream_.expires_after(impl_.options_.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kIdleRead),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->buffer_.commit(n);
-                              if (ec) return self->Close();
-                              self->ReadHeader();
-                            });
-  }
-
-  void ReadHeader() {
-    parser_.emplace();
-    parser_->header_limit(kHeaderLimit);
-    parser_->body_limit(kNoBodyLimit);  // the declared length is checked after the screen
-    stream_.expires_after(impl_.options_.header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              self->OnHeader(ec);
-                            });
-  }
-
-  void OnHeader(beast::error_code ec) {
-    if (ec) return OnReadError(ec);
-    answering_ = true;
-    const HttpRequest& req = parser_->get();
-    head_request_ = req.method() == http::verb::head;
-    keep_alive_ = req.keep_alive();
-    if (std::optional<HttpResponse> early = impl_.AfterHeader(req, parser_->content_length())) {
-      // Its body, if any, is not read: it must not be taken for the next request.
-      if (DeclaresBody(req)) keep_alive_ = false;
-      return Respond(std::move(*early));
-    }
-    parser_->body_limit(impl_.options_.max_body_bytes);
-    if (!ExpectsContinue(req)) return ReadBody();
-    auto interim = std::make_shared<StreamHead>(ContinueResponse());
-    stream_.expires_after(impl_.options_.header_timeout);
-    http::async_write(stream_, *interim,
-                      [self = shared_from_this(), interim](beast::error_code e, std::size_t) {
-                        if (e) return self->Close();
-                        self->ReadBody();
-                      });
-  }
-
-  void ReadBody() {
-    stream_.expires_after(impl_.options_.header_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->OnBody(ec);
-                     });
-  }
-
-  void OnBody(beast::error_code ec) {
-    if (ec) return OnReadError(ec);
-    stream_.expires_never();  // a call is bounded by the back-end's own timeouts
-    HttpRequest request = parser_->release();
-    parser_.reset();
-    std::variant<HttpResponse, Call> prepared = impl_.Prepare(request);
-    if (HttpResponse* answer = std::get_if<HttpResponse>(&prepared)) {
-      return Respond(std::move(*answer));
-    }
-    Call& call = std::get<Call>(prepared);
-    if (!RunsOnWorker(call)) return impl_.Run(call, *this);
-    net::post(*impl_.pool_, [self = shared_from_this(), call = std::move(call)]() mutable {
-      self->impl_.Run(call, *self);
-      // This job may hold the last reference: it is let go on the event thread.
-      auto executor = self->stream_.get_executor();
-      net::post(executor, [self = std::move(self)] {});
-    });
-  }
-
-  void OnReadError(beast::error_code ec) {
-    std::optional<HttpResponse> res = ReadErrorResponse(ec, impl_.options_.max_body_bytes);
-    if (!res) return Close();
-    answering_ = true;
-    keep_alive_ = false;
-    Respond(std::move(*res));
-  }
-
-  void Post(Out out) {
-    net::post(stream_.get_executor(), [self = shared_from_this(), out = std::move(out)]() mutable {
-      self->Enqueue(std::move(out));
-    });
-  }
-
-  void Enqueue(Out out) {
-    if (closed_) return;
-    queue_.push_back(std::move(out));
-    if (!writing_) WriteNext();
-  }
-
-  void WriteNext() {
-    if (queue_.empty() || closed_) {
-      writing_ = false;
-      return;
-    }
-    writing_ = true;
-    Out& out = queue_.front();
-    // A client that reads nothing for the idle timeout is given up on.
-    stream_.expires_after(impl_.options_.idle_timeout);
-    auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->OnWritten(ec);
-    };
-    const bool keep_alive = keep_alive_ && !impl_.stopping_;
-    switch (out.kind) {
-      case Out::kResponse:
-        Finish(*out.response, keep_alive && out.response->keep_alive(), head_request_);
-        return http::async_write(stream_, *out.response, std::move(done));
-      case Out::kHead:
-        out.head->keep_alive(keep_alive);
-        stream_keep_alive_ = keep_alive;
-        serializer_.emplace(*out.head);
-        return http::async_write_header(stream_, *serializer_, std::move(done));
-      case Out::kChunk:
-        return net::async_write(stream_, http::make_chunk(net::buffer(out.chunk)), std::move(done));
-      case Out::kLast:
-        return net::async_write(stream_, http::make_chunk_last(), std::move(done));
-    }
-  }
-
-  void OnWritten(beast::error_code ec) {
-    const Out out = std::move(queue_.front());
-    queue_.pop_front();
-    // Beast reports end_of_stream when the response it wrote says Connection: close.
-    if (ec && ec != http::error::end_of_stream) {
-      gone_ = true;
-      return Close();
-    }
-    if (out.kind == Out::kHead || out.kind == Out::kChunk) return WriteNext();
-    writing_ = false;
-    serializer_.reset();
-    const bool keep_alive =
-        out.kind == Out::kResponse ? out.response->keep_alive() : stream_keep_alive_;
-    if (keep_alive) return WaitRequest();
-    Linger();
-  }
-
-  // After a response that closes the connection: stop sending, then read and drop what the
-  // client still sends (the body of a refused request) for a moment, so that closing with unread
-  // bytes does not reset the connection before the client has read the response.
-  void Linger() {
-    answering_ = false;
-    gone_ = true;
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    if (ec || impl_.stopping_) return Close();
-    stream_.expires_after(std::chrono::seconds(2));
-    Drain();
-  }
-
-  void Drain() {
-    buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(kIdleRead),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec) return self->Close();
-                              self->Drain();
-                            });
-  }
-
-  void Close() {
-    if (closed_) return;
-    closed_ = true;
-    gone_ = true;
-    queue_.clear();
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-  }
-
-  Impl& impl_;
-  beast::tcp_stream stream_;
-  const std::string address_;
-  bool counted_ = false;  // counts against the caps (set by Admit)
-
-  // The event thread's alone:
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  bool answering_ = false;  // from a request's header until its response is written
-  bool keep_alive_ = true;  // the request's, unless its body was left unread
-  bool head_request_ = false;
-  bool closed_ = false;
-  bool writing_ = false;
-  bool stream_keep_alive_ = false;
-  std::deque<Out> queue_;
-  std::optional<http::response_serializer<http::empty_body>> serializer_;  // an SSE head's
-
-  std::atomic<bool> gone_{false};  // read by Event() on a worker
-};
-
-void HttpTransport::Impl::Accept() {
-  acceptor_->async_accept([this](beast::error_code ec, tcp::socket socket) {
-    if (stopping_) return;
-    if (!ec) {
-      OnAccepted(std::move(socket));
-      return Accept();
-    }
-    // Out of file descriptors or memory: the connection waits in the backlog; try again shortly
-    // rather than spin. Anything else (a connection reset before it was accepted): at once.
-    if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
-        ec == net::error::no_memory) {
-      retry_->expires_after(std::chrono::milliseconds(50));
-      retry_->async_wait([this](beast::error_code e) {
-        if (!e && !stopping_) Accept();
-      });
-      return;
-    }
-    Accept();
-  });
-}
-
-void HttpTransport::Impl::OnAccepted(tcp::socket socket) {
-  beast::error_code ec;
-  socket.set_option(tcp::no_delay(true), ec);
-  const tcp::endpoint remote = socket.remote_endpoint(ec);
-  if (ec) return;  // gone already
-  std::make_shared<Connection>(*this, std::move(socket), remote.address().to_string())->Open();
-}
-
-void HttpTransport::Impl::Shutdown(Connection& c) { c.Shutdown(); }
 
 HttpTransport::HttpTransport(Server& server, HttpOptions options)
     : impl_(std::make_unique<Impl>(server, std::move(options))) {}

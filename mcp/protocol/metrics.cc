@@ -1,6 +1,5 @@
 #include "mcp/protocol/metrics.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <variant>
+
+#include "mcp/protocol/http_core.h"
 
 namespace slurm_rca::mcp {
 
@@ -293,73 +295,72 @@ void Metrics::HttpRequestRejected(int status) {
 
 std::string Metrics::Render() const { return registry_.Render(); }
 
-class MetricsServer::Impl {
+// GET /metrics on a listener of its own (the HTTP core of the MCP endpoint, with small limits);
+// nothing else. Its connections are not counted in slurm_mcp_http_connections_open.
+class MetricsServer::Impl : public http_core::Handler {
  public:
-  explicit Impl(const Metrics& metrics) : metrics_(metrics) {
-    http_.new_task_queue = [] { return new httplib::ThreadPool(2); };
-    http_.set_keep_alive_timeout(2);
-    http_.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
-    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (req.path != "/metrics") {
-        res.status = 404;
-        res.set_content("not found: the metrics are at /metrics\n", "text/plain");
-      } else if (req.method != "GET" && req.method != "HEAD") {
-        res.status = 405;
-        res.set_header("Allow", "GET");
-        res.set_content("method not allowed: use GET\n", "text/plain");
-      } else {
-        res.status = 200;
-        res.set_header("Cache-Control", "no-store");
-        res.set_content(metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    });
-  }
+  explicit Impl(const Metrics& metrics)
+      : metrics_(metrics),
+        core_(*this, http_core::Limits{.max_body_bytes = 4096,
+                                       .workers = 1,
+                                       .max_connections = 64,
+                                       .max_per_address = 64}) {}
 
   base::Status Start(const std::string& host, int port, int* bound) {
-    if (port == 0) {
-      port = http_.bind_to_any_port(host);
-      if (port < 0) port = 0;
-    } else if (!http_.bind_to_port(host, port)) {
-      port = 0;
-    }
-    if (port == 0) {
+    base::Result<int> r = core_.Bind(host, port);
+    if (!r.ok()) {
       return base::Status::Unavailable("cannot bind the metrics listener to " + host + ":" +
-                                       std::to_string(*bound));
+                                       std::to_string(port));
     }
-    *bound = port;
-    thread_ = std::thread([this] {
-      http_.listen_after_bind();
-      listen_returned_ = true;
-    });
-    // Stop() can only stop a server that runs: wait until it does (or gave up).
-    while (!http_.is_running() && !listen_returned_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (!http_.is_running()) {
-      thread_.join();
-      return base::Status::Unavailable("the metrics listener on " + host + ":" +
-                                       std::to_string(port) + " stopped at once");
-    }
+    *bound = *r;
+    thread_ = std::thread([this] { core_.Run(); });
     return base::Status();
   }
 
   void Stop() {
-    if (stopped_) return;
-    stopped_ = true;
-    http_.stop();
+    core_.Stop();
     if (thread_.joinable()) thread_.join();
   }
 
+  std::optional<http_core::Response> OnHeader(const http_core::RequestHeader& req,
+                                              std::optional<std::uint64_t>) override {
+    namespace http = http_core::http;
+    const std::string_view target = req.target();
+    if (target.substr(0, target.find('?')) != "/metrics") {
+      return Text(http::status::not_found, "not found: the metrics are at /metrics\n");
+    }
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      http_core::Response res = Text(http::status::method_not_allowed, "method not allowed: use GET\n");
+      res.set(http::field::allow, "GET");
+      return res;
+    }
+    http_core::Response res{http::status::ok, 11};
+    res.set(http::field::cache_control, "no-store");
+    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    res.body() = metrics_.Render();
+    return res;
+  }
+
+  std::variant<http_core::Response, http_core::Deferred> OnRequest(
+      const http_core::Request&) override {
+    return Error(500, "unreachable: every request is answered on its header");
+  }
+
+  http_core::Response Error(int status, const std::string& message) override {
+    return Text(static_cast<http_core::http::status>(status), message + "\n");
+  }
+
  private:
+  static http_core::Response Text(http_core::http::status status, std::string body) {
+    http_core::Response res{status, 11};
+    res.set(http_core::http::field::content_type, "text/plain");
+    res.body() = std::move(body);
+    return res;
+  }
+
   const Metrics& metrics_;
-  httplib::Server http_;
+  http_core::HttpCore core_;
   std::thread thread_;
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> listen_returned_{false};
 };
 
 MetricsServer::MetricsServer(const Metrics& metrics) : impl_(std::make_unique<Impl>(metrics)) {}

@@ -137,7 +137,8 @@ inline constexpr char kBuildInfo[] = "slurm_mcp_build_info";
 
 
 // Serves GET /metrics (Metrics::Render, Content-Type text/plain; version=0.0.4) on its own
-// httplib listener and background thread. Any other path is 404, any other method 405.
+// listener (the HTTP core of the MCP endpoint, mcp/protocol/http_core.h) and event thread. Any
+// other path is 404, any other method 405.
 class MetricsServer {
  public:
   explicit MetricsServer(const Metrics& metrics);
@@ -145,8 +146,8 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Binds and serves; else an unavailable status saying why not (the port is taken, the
-  // listener stopped at once). port 0: any free port (see port()).
+  // Binds and serves; else an unavailable status saying why not (the port is taken). port 0:
+  // any free port (see port()).
   base::Status Start(const std::string& host, int port);
   int port() const { return port_; }
   void Stop();  // idempotent
