@@ -143,7 +143,7 @@ struct BackendFlags {
 // A ToolContext for the one-shot verbs: no progress, logs to stderr.
 // serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.
 struct HttpLimits {
-  int workers = 8;
+  int workers = -1;  // unset: 8, or 0 on the replay back-end
   double header_timeout = 10;
   double idle_timeout = 60;
   std::size_t max_connections = 4096;
@@ -152,9 +152,10 @@ struct HttpLimits {
   void Add(CLI::App* serve) {
     serve->add_option("--http-workers", workers,
                       "HTTP: tool calls run at once (a bounded pool; more wait in order; the "
-                      "event loop that reads and writes every connection is one more thread)")
-        ->check(CLI::Range(1, 256))
-        ->capture_default_str();
+                      "event loop that reads and writes every connection is one more thread); 0: "
+                      "on the event loop itself. Default: 8, and 0 with --replay, whose reads "
+                      "never wait")
+        ->check(CLI::Range(0, 256));
     serve->add_option("--http-header-timeout", header_timeout,
                       "HTTP: seconds a request's header may take from its first byte, and then "
                       "its body again; a slower connection is closed (slowloris)")
@@ -204,8 +205,8 @@ struct HttpLimits {
            ": the open-file limit is " + std::to_string(limit.rlim_cur) + " (ulimit -n)";
   }
 
-  void ApplyTo(HttpOptions& h) const {
-    h.workers = workers;
+  void ApplyTo(HttpOptions& h, bool replay) const {
+    h.workers = workers >= 0 ? workers : replay ? 0 : 8;
     h.header_timeout = Millis(header_timeout);
     h.idle_timeout = Millis(idle_timeout);
     h.max_connections = max_connections;
@@ -643,7 +644,7 @@ int main(int argc, char** argv) {
   if (const std::string lowered = limits.FitToFileLimit(); !lowered.empty()) {
     std::cerr << "slurm-mcp: " << lowered << "\n";
   }
-  limits.ApplyTo(h);
+  limits.ApplyTo(h, !flags.replay.empty());
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in) return Usage("cannot read --token-file " + token_file);

@@ -162,7 +162,9 @@ class HttpCore::Impl {
 
   base::Result<int> Bind(const std::string& host, int port) {
     if (bound_) return base::Status::InvalidArgument("already bound; create a new one");
-    if (limits_.workers < 1) return base::Status::InvalidArgument("at least 1 worker is needed");
+    if (limits_.workers < 0) {
+      return base::Status::InvalidArgument("the number of workers cannot be negative");
+    }
     if (limits_.max_connections < 1 || limits_.max_per_address < 1) {
       return base::Status::InvalidArgument("the connection limits must be at least 1");
     }
@@ -197,7 +199,7 @@ class HttpCore::Impl {
     if (ec) return cannot;
     const int bound = acceptor_->local_endpoint(ec).port();
     if (ec) return cannot;
-    pool_.emplace(static_cast<std::size_t>(limits_.workers));
+    if (limits_.workers > 0) pool_.emplace(static_cast<std::size_t>(limits_.workers));
     guard_.emplace(io_->get_executor());
     bound_ = true;
     return bound;
@@ -232,7 +234,7 @@ class HttpCore::Impl {
     }
     guard_.reset();
     io_->stop();
-    pool_->join();
+    if (pool_) pool_->join();
   }
 
   std::size_t connection_count() const {
@@ -475,7 +477,7 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     std::variant<Response, Deferred> answer = impl_.handler_.OnRequest(request);
     if (Response* now = std::get_if<Response>(&answer)) return Respond(std::move(*now));
     Deferred& later = std::get<Deferred>(answer);
-    if (!later.on_worker) return later.run(*this);
+    if (!later.on_worker || !impl_.pool_) return later.run(*this);
     net::post(*impl_.pool_, [self = shared_from_this(), run = std::move(later.run)]() mutable {
       run(*self);
       // This job may hold the last reference: it is let go on the event thread.

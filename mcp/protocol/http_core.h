@@ -12,7 +12,8 @@
 // The event thread accepts, reads each request's header (Limits::header_timeout from its first
 // byte), asks Handler::OnHeader, reads the body if it said so (header_timeout again), asks
 // Handler::OnRequest, and writes what comes back. A Deferred answer runs on the event thread, or
-// on a pool of Limits::workers threads when it may wait; either way it answers through an
+// on a pool of Limits::workers threads when it may wait (0 workers: on the event thread too, for
+// handlers whose answers never wait); either way it answers through an
 // Exchange, whose writes are done on the event thread in order. Connections are kept alive
 // (idle_timeout between requests). Past max_connections (or max_per_address from one client
 // address) a new connection gets Handler::Error(503) with Retry-After: 1 at once and is closed
@@ -83,7 +84,7 @@ class Handler {
 
 struct Limits {
   std::size_t max_body_bytes = 1 << 20;
-  int workers = 8;
+  int workers = 8;  // 0: no pool
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds idle_timeout{60'000};
   std::size_t max_connections = 4096;

@@ -374,6 +374,29 @@ TEST_F(HttpLimitsTest, AToolCallOnTheOnlyWorkerBlocksNeitherPingsNorItsCancellat
   EXPECT_LT(Clock::now() - start, milliseconds(5000));  // 500 steps would take 10 s
 }
 
+TEST_F(HttpLimitsTest, WithoutWorkersToolCallsRunOnTheEventThread) {
+  StartServer({.workers = 0});
+  auto client = NewClient();
+  httplib::Result r = Call(*client, R"({"jsonrpc":"2.0","id":4,"method":"tools/call",)"
+                                    R"("params":{"name":"echo","arguments":{"text":"inline"}}})");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(Json::parse(r->body)["result"]["content"][0]["text"], "inline");
+  // A call that waits holds every connection up meanwhile: the reason the live back-end has a
+  // pool. The second client's ping is answered only after the slow call.
+  auto slow_client = NewClient();
+  const Clock::time_point start = Clock::now();
+  std::future<httplib::Result> slow = std::async(std::launch::async, [&] {
+    return Call(*slow_client, R"({"jsonrpc":"2.0","id":5,"method":"tools/call",)"
+                              R"("params":{"name":"slow","arguments":{"steps":25}}})");
+  });
+  std::this_thread::sleep_for(milliseconds(100));
+  r = Call(*client, kPing);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_GE(Clock::now() - start, milliseconds(450));  // 25 steps of 20 ms
+  ASSERT_TRUE(slow.get());
+}
+
 TEST_F(HttpLimitsTest, StopDoesNotWaitForIdleClients) {
   StartServer({});  // idle timeout 60 s
   std::vector<std::unique_ptr<httplib::Client>> idle;
@@ -412,7 +435,7 @@ TEST_F(HttpLimitsTest, StopWaitsForACallBeingAnswered) {
 
 TEST_F(HttpLimitsTest, StartRefusesBadLimits) {
   Server server(ServerOptions{});
-  for (HttpOptions bad : {HttpOptions{.workers = 0}, HttpOptions{.max_connections = 0},
+  for (HttpOptions bad : {HttpOptions{.workers = -1}, HttpOptions{.max_connections = 0},
                           HttpOptions{.max_connections_per_address = 0},
                           HttpOptions{.header_timeout = milliseconds(0)},
                           HttpOptions{.idle_timeout = milliseconds(-1)}}) {

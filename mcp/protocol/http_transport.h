@@ -14,7 +14,7 @@
 // thread accepts, reads and parses requests, screens them, answers everything but tools/call
 // itself and writes every response; a tools/call (which may wait on Slurm up to the back-end's
 // read timeout) runs on a pool of HttpOptions::workers threads and its answer, or each SSE event
-// of it, is handed back to the event thread. Connections are kept alive between requests.
+// of it, is handed back to the event thread (with workers = 0, on the event thread itself). Connections are kept alive between requests.
 // Limits (HttpOptions, each a `serve` flag of slurm-mcp):
 //   header_timeout   a request's header must arrive within it of its first byte, and then its
 //                    body within it again; else the connection is closed (slowloris);
@@ -72,7 +72,9 @@ struct HttpOptions {
   std::optional<std::string> token;  // bearer secret, loaded by the caller from --token-file
   std::size_t max_body_bytes = 1 << 20;
   bool sessions = true;
-  int workers = 8;  // tool calls run at once; more wait, in order, for a free worker
+  // Tool calls run at once; more wait, in order, for a free worker. 0: tool calls run on the event
+  // thread, which only a back-end whose reads never wait may ask (the replay back-end).
+  int workers = 8;
   std::chrono::milliseconds header_timeout{10'000};  // see "Limits" above
   std::chrono::milliseconds idle_timeout{60'000};
   std::size_t max_connections = 4096;
