@@ -80,6 +80,12 @@ std::string McpPost(int port, const std::string& body, const std::string& sessio
   return r + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+std::string McpDelete(int port, const std::string& session) {
+  return "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nMCP-Protocol-Version: " + kProtocolVersion + "\r\nMcp-Session-Id: " + session +
+         "\r\nContent-Length: 0\r\n\r\n";
+}
+
 std::string HttpAnswer::Header(const std::string& name) const { return HeaderIn(head, name); }
 
 bool ParseAnswer(const std::string& bytes, HttpAnswer* answer) {

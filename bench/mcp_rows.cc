@@ -161,6 +161,33 @@ double SelfCpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+// CPU seconds the whole machine spent busy (every process, the kernel's interrupts), from
+// /proc/stat: the rows subtract the server's and the load generator's to show what others took.
+double MachineBusySeconds() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal)) {
+    return NAN;
+  }
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+void NoteOthers(Rep& rep, double busy0) {
+  rep.other_cpu_seconds = std::max(
+      0.0, MachineBusySeconds() - busy0 - rep.server_cpu_seconds - rep.loadgen_cpu_seconds);
+}
+
+// Ends the sessions a run opened, as clients that leave would; how many DELETEs failed.
+long EndSessions(int port, const std::vector<std::string>& ids) {
+  long failed = 0;
+  for (const std::string& id : ids) {
+    auto a = Exchange(port, McpDelete(port, id), kCallTimeout);
+    failed += !a.ok() || a->status / 100 != 2;
+  }
+  return failed;
+}
+
 // Writing "5" to clear_refs sets VmHWM to the current VmRSS (Linux 4.0 and later).
 bool ResetPeak(pid_t pid) {
   std::ofstream f("/proc/" + std::to_string(pid) + "/clear_refs");
@@ -218,6 +245,7 @@ class StdioWindow {
       : server_(server), rep_(rep), seconds_(seconds) {
     server0_ = CpuSeconds(server.pid());
     self0_ = SelfCpuSeconds();
+    busy0_ = MachineBusySeconds();
     start_ = Clock::now();
   }
   bool Open() const { return Clock::now() < Deadline(); }
@@ -233,6 +261,7 @@ class StdioWindow {
     rep_.seconds = Seconds(start_);
     rep_.server_cpu_seconds = CpuSeconds(server_.pid()) - server0_;
     rep_.loadgen_cpu_seconds = SelfCpuSeconds() - self0_;
+    NoteOthers(rep_, busy0_);
     rep_.hwm_mib = ReadMemory(server_.pid()).hwm_mib;
     rep_.hwm_since_reset = true;  // a process of its own: its peak is this rep's
     Finish(rep_, us_);
@@ -246,7 +275,7 @@ class StdioWindow {
   ServerProcess& server_;
   Rep& rep_;
   const double seconds_;
-  double server0_ = 0, self0_ = 0;
+  double server0_ = 0, self0_ = 0, busy0_ = 0;
   Clock::time_point start_;
   std::vector<double> us_;
 };
@@ -367,6 +396,7 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
     held->KeepOpen();
   }
   const double cpu0 = CpuSeconds(pid);
+  const double busy0 = MachineBusySeconds();
   base::Result<WrkRun> run = RunWrk({.wrk = options.wrk,
                                      .script = options.script,
                                      .port = s.port,
@@ -389,12 +419,17 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
     rep.error = run.status().message();
     return rep;
   }
+  rep.loadgen_cpu_seconds = run->cpu_seconds;
+  NoteOthers(rep, busy0);
+  if (const long failed = EndSessions(s.port, run->session_ids); failed > 0) {
+    rep.note += (rep.note.empty() ? "" : "; ") + std::to_string(failed) + " of " +
+                std::to_string(run->session_ids.size()) + " session DELETEs failed after the run";
+  }
   rep.ok = run->ok;
   // A connection that never finished its handshake is a client that got nothing.
   rep.failed =
       run->bad + run->init_bad + run->socket_errors + std::max(0L, row.connections - run->sessions);
   rep.seconds = run->seconds;
-  rep.loadgen_cpu_seconds = run->cpu_seconds;
   if (run->ok > 0) {
     rep.p50_us = run->p50_us;
     rep.p99_us = run->p99_us;
@@ -497,15 +532,16 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
                 f.info.c_str(), f.banner.c_str(), http[i].expected["nodes"].rows,
                 http[i].expected["queue"].rows);
     if (options.warmup_seconds > 0) {
-      RunWrk({.wrk = options.wrk,
-              .script = options.script,
-              .port = http[i].port,
-              .connections = 8,
-              .seconds = options.warmup_seconds,
-              .arguments = http[i].expected["nodes"].arguments,
-              .rows = http[i].expected["nodes"].rows,
-              .row_key = http[i].expected["nodes"].row_key,
-              .expected_file = http[i].expected["nodes"].answer_file});
+      base::Result<WrkRun> warm = RunWrk({.wrk = options.wrk,
+                                          .script = options.script,
+                                          .port = http[i].port,
+                                          .connections = 8,
+                                          .seconds = options.warmup_seconds,
+                                          .arguments = http[i].expected["nodes"].arguments,
+                                          .rows = http[i].expected["nodes"].rows,
+                                          .row_key = http[i].expected["nodes"].row_key,
+                                          .expected_file = http[i].expected["nodes"].answer_file});
+      if (warm.ok()) EndSessions(http[i].port, warm->session_ids);
     }
   }
   std::printf("\nrepetitions (servers take turns within each):\n");

@@ -23,6 +23,9 @@
 // (getrusage of the child) plus the thread that keeps held connections, or this process's for the
 // stdio rows. VmHWM is the server's peak resident size over the repetition (the kernel's peak is
 // reset before each by /proc/PID/clear_refs; where that fails, the peak since the server started).
+// Other processes' CPU over the rep (from /proc/stat) is kept too: on a shared machine it says
+// which figures were disturbed. The sessions wrk opened are ended (DELETE) after each run, so
+// neither server carries the sessions of earlier runs.
 //
 // Nothing here fails on speed. A rep that could not run carries `error`; every failed answer,
 // handshake, socket error and timeout is counted in `failed`, never in `ok`.
@@ -75,6 +78,7 @@ struct Rep {
   double p50_us = NAN, p99_us = NAN;
   double server_cpu_seconds = NAN;
   double loadgen_cpu_seconds = NAN;
+  double other_cpu_seconds = NAN;  // the machine's busy CPU less the server's and the generator's
   double hwm_mib = NAN;
   bool hwm_since_reset = false;  // false: VmHWM is the peak since the server started
   std::string note;              // held connections, the first failed answer

@@ -17,8 +17,9 @@
 -- once, e.g. "partition":, which the text block's escaped copy of the JSON never matches).
 -- The byte checks cost wrk a few hundred us on a 200-row answer (LuaJIT's find stops at every
 -- '"'), more than the server's call; the comparison costs almost nothing.
--- done() prints one CHECK line (counts, wrk's socket errors, latency from wrk's histogram) and,
--- when an answer was bad, a FIRST_BAD line; mcp_bench reads both.
+-- done() prints one CHECK line (counts, wrk's socket errors, latency from wrk's histogram), a
+-- FIRST_BAD line when an answer was bad, and a SESSIONS line with every session id, which
+-- mcp_bench ends (DELETE) after the run as a client that leaves would.
 local threads = {}
 
 function setup(thread)
@@ -60,6 +61,7 @@ function init(args)
   total_comma, total_brace = '"total_rows":' .. rows .. ',', '"total_rows":' .. rows .. '}'
   ok, bad, init_bad, sessions, identical = 0, 0, 0, 0, 0
   first_bad = ""
+  session_id = ""
   phase = 0
   wire = post(kInitialize, nil)
 end
@@ -95,6 +97,7 @@ function response(status, headers, body)
       for name, value in pairs(headers) do
         if string.lower(name) == "mcp-session-id" then session = value end
       end
+      session_id = session or ""
       initialized = post(kInitialized, session)
       call = post(call_body, session)
       phase, wire = 1, initialized
@@ -116,9 +119,11 @@ end
 function done(summary, latency, requests)
   local sum = {ok = 0, bad = 0, init_bad = 0, sessions = 0, identical = 0}
   local first = ""
+  local ids = {}
   for _, t in ipairs(threads) do
     for k in pairs(sum) do sum[k] = sum[k] + t:get(k) end
     if first == "" then first = t:get("first_bad") end
+    if t:get("session_id") ~= "" then table.insert(ids, t:get("session_id")) end
   end
   local e = summary.errors
   io.write(string.format(
@@ -128,4 +133,5 @@ function done(summary, latency, requests)
       e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50),
       latency:percentile(99), latency.max))
   if first ~= "" then io.write("FIRST_BAD " .. first .. "\n") end
+  if #ids > 0 then io.write("SESSIONS " .. table.concat(ids, " ") .. "\n") end
 end

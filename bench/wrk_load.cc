@@ -130,6 +130,11 @@ base::Result<WrkRun> RunWrk(const WrkOptions& o) {
   run.p50_us = f["p50_us"];
   run.p99_us = f["p99_us"];
   run.max_us = f["max_us"];
+  const size_t ids = text.find("SESSIONS ");
+  if (ids != std::string::npos) {
+    std::istringstream in(text.substr(ids + 9, text.find('\n', ids) - ids - 9));
+    for (std::string id; in >> id;) run.session_ids.push_back(id);
+  }
   const size_t first = text.find("FIRST_BAD ");
   if (first != std::string::npos) {
     run.first_bad = text.substr(first + 10, text.find('\n', first) - first - 10);

@@ -16,6 +16,7 @@
 #define SLURM_RCA_BENCH_WRK_LOAD_H_
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -47,6 +48,7 @@ struct WrkRun {
   double p50_us = 0, p99_us = 0, max_us = 0;  // wrk's histogram, over every answer
   double cpu_seconds = 0;                     // wrk's utime+stime
   std::string first_bad;                      // the first failed answer, abridged
+  std::vector<std::string> session_ids;       // the sessions the connections opened
   std::string command;                        // as run, for the report
 };
 
