@@ -25,6 +25,8 @@ packages=(
   chromium
   # slurm-mcp serve --metrics is scraped by a real Prometheus (tests/prometheus_test.sh)
   prometheus
+  # mcp_bench's HTTP load generator (make bench; bench/README.md)
+  wrk
 )
 
 [[ $# -gt 0 ]] && packages=("$@")
