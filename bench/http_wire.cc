@@ -10,13 +10,22 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <sstream>
+#include <string_view>
 
 namespace slurm_rca::bench {
 
 namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kHalfBytes = 40;
@@ -30,84 +39,87 @@ sockaddr_in Loopback(int port) {
   return addr;
 }
 
-std::string HeaderIn(const std::string& head, const std::string& name) {
-  size_t at = head.find("\r\n");
-  while (at != std::string::npos && at + 2 < head.size()) {
-    const size_t line = at + 2;
-    const size_t end = head.find("\r\n", line);
-    const size_t colon = head.find(':', line);
-    if (colon != std::string::npos && (end == std::string::npos || colon < end) &&
-        colon - line == name.size() &&
-        strncasecmp(head.c_str() + line, name.c_str(), name.size()) == 0) {
-      size_t v = colon + 1;
-      while (v < head.size() && head[v] == ' ') ++v;
-      return head.substr(v, (end == std::string::npos ? head.size() : end) - v);
-    }
-    at = end;
-  }
-  return "";
+// Serializes a whole request (head and body) as it goes on the wire.
+std::string Bytes(const http::request<http::string_body>& request) {
+  std::ostringstream out;
+  out << request;
+  return std::move(out).str();
 }
 
-// De-chunks `bytes` from `at`; false while the last chunk has not arrived.
-bool Dechunk(const std::string& bytes, size_t at, std::string* body, bool* malformed) {
-  body->clear();
-  while (true) {
-    const size_t eol = bytes.find("\r\n", at);
-    if (eol == std::string::npos) return false;
-    char* end = nullptr;
-    const unsigned long size = std::strtoul(bytes.c_str() + at, &end, 16);
-    if (end == bytes.c_str() + at) {
-      *malformed = true;
-      return true;
-    }
-    if (size == 0) return bytes.find("\r\n", eol + 2) != std::string::npos;  // the empty trailer
-    if (bytes.size() < eol + 2 + size + 2) return false;
-    body->append(bytes, eol + 2, size);
-    at = eol + 2 + size + 2;
+// Parses `bytes` as one answer with Beast's response parser; whether it is complete. `closed`:
+// the server closed the connection after them, which ends a body sent with neither a
+// Content-Length nor chunks. Re-parses from the start on every call, as the callers keep the
+// bytes: the answers here are small (one call each; a held connection reads one at a time).
+bool Parse(std::string_view bytes, bool closed, HttpAnswer* answer) {
+  *answer = HttpAnswer();
+  http::response_parser<http::string_body> parser;
+  parser.header_limit(std::numeric_limits<std::uint32_t>::max());
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // boost::none means 0 in 1.74
+  beast::error_code ec;
+  size_t used = 0;
+  // The head alone first (eager off), so that `head` is exactly the bytes the parser took for it.
+  while (!ec && !parser.is_header_done()) {
+    used += parser.put(net::buffer(bytes.data() + used, bytes.size() - used), ec);
   }
+  if (!ec) {
+    answer->head = std::string(bytes.substr(0, used));
+    parser.eager(true);
+  }
+  while (!ec && !parser.is_done() && used < bytes.size()) {
+    used += parser.put(net::buffer(bytes.data() + used, bytes.size() - used), ec);
+  }
+  if (!ec && !parser.is_done()) ec = http::error::need_more;  // a body put stops at 0 bytes
+  if (ec == http::error::need_more && closed && parser.got_some()) parser.put_eof(ec);
+  if (ec == http::error::need_more || ec == http::error::partial_message) return false;
+  if (ec) {
+    *answer = HttpAnswer();  // status 0: unparseable, yet complete so that nobody waits on it
+    return true;
+  }
+  const http::response<http::string_body>& message = parser.get();
+  answer->status = static_cast<int>(message.result_int());
+  for (const auto& field : message) {
+    answer->headers.emplace_back(field.name_string(), field.value());
+  }
+  answer->body = message.body();
+  return true;
 }
 
 }  // namespace
 
 std::string McpPost(int port, const std::string& body, const std::string& session) {
-  std::string r = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                  "\r\nContent-Type: application/json\r\n"
-                  "Accept: application/json, text/event-stream\r\n";
+  http::request<http::string_body> request(http::verb::post, "/mcp", 11);
+  request.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  request.set(http::field::content_type, "application/json");
+  request.set(http::field::accept, "application/json, text/event-stream");
   if (body.find("\"method\":\"initialize\"") == std::string::npos) {
-    r += std::string("MCP-Protocol-Version: ") + kProtocolVersion + "\r\n";
+    request.set("MCP-Protocol-Version", kProtocolVersion);
   }
-  if (!session.empty()) r += "Mcp-Session-Id: " + session + "\r\n";
-  return r + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  if (!session.empty()) request.set("Mcp-Session-Id", session);
+  request.body() = body;
+  request.prepare_payload();
+  return Bytes(request);
 }
 
 std::string McpDelete(int port, const std::string& session) {
-  return "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-         "\r\nMCP-Protocol-Version: " + kProtocolVersion + "\r\nMcp-Session-Id: " + session +
-         "\r\nContent-Length: 0\r\n\r\n";
+  http::request<http::string_body> request(http::verb::delete_, "/mcp", 11);
+  request.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  request.set("MCP-Protocol-Version", kProtocolVersion);
+  request.set("Mcp-Session-Id", session);
+  request.content_length(0);  // prepare_payload would send none for an empty DELETE
+  return Bytes(request);
 }
 
-std::string HttpAnswer::Header(const std::string& name) const { return HeaderIn(head, name); }
+std::string HttpAnswer::Header(const std::string& name) const {
+  for (const auto& [field, value] : headers) {
+    if (field.size() == name.size() && strncasecmp(field.data(), name.data(), name.size()) == 0) {
+      return value;
+    }
+  }
+  return "";
+}
 
 bool ParseAnswer(const std::string& bytes, HttpAnswer* answer) {
-  const size_t end = bytes.find("\r\n\r\n");
-  if (end == std::string::npos) return false;
-  answer->head = bytes.substr(0, end);
-  answer->status = 0;
-  if (answer->head.rfind("HTTP/1.", 0) == 0 && answer->head.size() >= 12) {
-    answer->status = std::atoi(answer->head.c_str() + 9);
-  }
-  if (answer->status == 0) return true;
-  if (strcasecmp(HeaderIn(answer->head, "Transfer-Encoding").c_str(), "chunked") == 0) {
-    bool malformed = false;
-    const bool done = Dechunk(bytes, end + 4, &answer->body, &malformed);
-    if (malformed) answer->status = 0;
-    return done;
-  }
-  const std::string length = HeaderIn(answer->head, "Content-Length");
-  const size_t n = length.empty() ? 0 : std::strtoul(length.c_str(), nullptr, 10);
-  if (bytes.size() < end + 4 + n) return false;
-  answer->body = bytes.substr(end + 4, n);
-  return true;
+  return Parse(bytes, /*closed=*/false, answer);
 }
 
 base::Result<HttpAnswer> Exchange(int port, const std::string& request,
@@ -135,11 +147,10 @@ base::Result<HttpAnswer> Exchange(int port, const std::string& request,
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n > 0) {
       got.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 && got.find("\r\n\r\n") != std::string::npos) {
-      answer.body = got.substr(got.find("\r\n\r\n") + 4);  // no length: the body ends at close
-      break;
+    } else if (n == 0 && Parse(got, /*closed=*/true, &answer)) {
+      break;  // a body with no length ends at the close
     } else {
-      error = n == 0 ? "the server closed the connection before answering"
+      error = n == 0 ? "the server closed the connection before a whole answer"
                      : "recv: " + std::string(std::strerror(errno));
     }
   }

@@ -1,5 +1,6 @@
-// HTTP/1.1 on the wire for mcp_bench: an MCP POST as bytes, an answer read without a library, and
-// connections held open beside a measured run (the slowloris and fleet rows).
+// HTTP/1.1 on the wire for mcp_bench: an MCP POST as bytes, an answer read from bytes, and
+// connections held open beside a measured run (the slowloris and fleet rows). Requests are built
+// and answers parsed by Boost.Beast's HTTP messages and parser; the sockets are plain.
 //
 //   std::string request = McpPost(port, body, session);   // session "" sends none
 //   base::Result<HttpAnswer> a = Exchange(port, request, std::chrono::seconds(10));
@@ -12,8 +13,9 @@
 //   HeldConnections::Counts end = fleet.Stop();   // closed_by_server, reopened, cpu_seconds
 //
 // Loopback only (127.0.0.1). Nothing here parses JSON; an answer is complete when its
-// Content-Length bytes or its last chunk have arrived. A held connection never closes itself
-// while held; the destructor closes them all.
+// Content-Length bytes or its last chunk have arrived, or, with neither, when the server closes
+// the connection (Exchange). A held connection never closes itself while held; the destructor
+// closes them all.
 #ifndef SLURM_RCA_BENCH_HTTP_WIRE_H_
 #define SLURM_RCA_BENCH_HTTP_WIRE_H_
 
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -37,14 +40,16 @@ std::string McpDelete(int port, const std::string& session);
 
 struct HttpAnswer {
   int status = 0;
-  std::string head;  // the status line and headers, as sent
-  std::string body;  // de-chunked
+  std::string head;  // the status line and headers, as sent (with the empty line)
+  std::vector<std::pair<std::string, std::string>> headers;  // name and value, in order sent
+  std::string body;                                          // de-chunked
   // The value of the first header named `name` (any case), "" when absent.
   std::string Header(const std::string& name) const;
 };
 
-// Whether `bytes` hold a whole answer; fills *answer when they do. An unparseable status line or
-// chunk size counts as complete with status 0, so that a caller stops waiting.
+// Whether `bytes` hold a whole answer; fills *answer when they do. An unparseable answer (status
+// line, header, chunk size) counts as complete with status 0, so that a caller stops waiting. An
+// answer with neither Content-Length nor chunks is not complete here: its body ends at the close.
 bool ParseAnswer(const std::string& bytes, HttpAnswer* answer);
 
 // One request on a fresh connection, its answer read whole, the connection closed. Fails (Status
