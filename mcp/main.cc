@@ -144,6 +144,7 @@ struct BackendFlags {
 // serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.
 struct HttpLimits {
   int workers = -1;  // unset: 8, or 0 on the replay back-end
+  int event_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   double header_timeout = 10;
   double idle_timeout = 60;
   std::size_t max_connections = 4096;
@@ -156,6 +157,11 @@ struct HttpLimits {
                       "on the event loop itself. Default: 8, and 0 with --replay, whose reads "
                       "never wait")
         ->check(CLI::Range(0, 256));
+    serve->add_option("--http-threads", event_threads,
+                      "HTTP: threads running the event loop that reads, screens and writes every "
+                      "connection (each connection is served by one at a time)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     serve->add_option("--http-header-timeout", header_timeout,
                       "HTTP: seconds a request's header may take from its first byte, and then "
                       "its body again; a slower connection is closed (slowloris)")
@@ -207,6 +213,7 @@ struct HttpLimits {
 
   void ApplyTo(HttpOptions& h, bool replay) const {
     h.workers = workers >= 0 ? workers : replay ? 0 : 8;
+    h.event_threads = event_threads;
     h.header_timeout = Millis(header_timeout);
     h.idle_timeout = Millis(idle_timeout);
     h.max_connections = max_connections;

@@ -162,6 +162,9 @@ class HttpCore::Impl {
 
   base::Result<int> Bind(const std::string& host, int port) {
     if (bound_) return base::Status::InvalidArgument("already bound; create a new one");
+    if (limits_.event_threads < 1) {
+      return base::Status::InvalidArgument("at least 1 event thread is needed");
+    }
     if (limits_.workers < 0) {
       return base::Status::InvalidArgument("the number of workers cannot be negative");
     }
@@ -174,9 +177,11 @@ class HttpCore::Impl {
     if (port < 0 || port > 65535) {
       return base::Status::InvalidArgument("port out of range: " + std::to_string(port));
     }
-    io_ = std::make_unique<net::io_context>(1);
-    acceptor_.emplace(*io_);
-    retry_.emplace(*io_);
+    io_ = std::make_unique<net::io_context>(limits_.event_threads);
+    // The acceptor, its retry timer and Stop()'s closing run on one strand; each connection on
+    // a strand of its own (OnAccepted): any event thread may run any of them, one at a time.
+    acceptor_.emplace(net::make_strand(*io_));
+    retry_.emplace(acceptor_->get_executor());
     const base::Status cannot = base::Status::Unavailable("cannot bind " + host + ":" +
                                                           std::to_string(port));
     beast::error_code ec;
@@ -206,15 +211,18 @@ class HttpCore::Impl {
   }
 
   void Run() {
-    Accept();
+    net::post(acceptor_->get_executor(), [this] { Accept(); });
+    std::vector<std::thread> more;
+    for (int i = 1; i < limits_.event_threads; ++i) more.emplace_back([this] { io_->run(); });
     io_->run();
+    for (std::thread& t : more) t.join();
   }
 
   void Stop() {
     std::lock_guard<std::mutex> once(stop_mu_);
     if (!bound_ || stopped_) return;
     stopped_ = true;
-    net::post(*io_, [this] {
+    net::post(acceptor_->get_executor(), [this] {
       stopping_ = true;
       beast::error_code ec;
       acceptor_->close(ec);
@@ -226,7 +234,7 @@ class HttpCore::Impl {
           if (std::shared_ptr<Connection> c = weak.lock()) open.push_back(std::move(c));
         }
       }
-      for (const std::shared_ptr<Connection>& c : open) Shutdown(*c);
+      for (const std::shared_ptr<Connection>& c : open) Shutdown(c);
     });
     {
       std::unique_lock<std::mutex> lock(connections_mu_);
@@ -287,7 +295,7 @@ class HttpCore::Impl {
  private:
   void Accept();
   void OnAccepted(tcp::socket socket);
-  static void Shutdown(Connection& c);
+  static void Shutdown(const std::shared_ptr<Connection>& c);
 
   void AnswerReadError(MemoryStream& stream, beast::error_code ec) {
     if (std::optional<std::pair<int, std::string>> e = ReadError(ec, limits_.max_body_bytes)) {
@@ -346,7 +354,7 @@ class HttpCore::Impl {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard_;
   std::optional<net::thread_pool> pool_;
   bool bound_ = false;
-  std::atomic<bool> stopping_{false};  // set on the event thread by Stop()
+  std::atomic<bool> stopping_{false};  // set on the acceptor's strand by Stop()
   std::mutex stop_mu_;
   bool stopped_ = false;
 
@@ -358,7 +366,7 @@ class HttpCore::Impl {
   std::size_t serving_ = 0;
 };
 
-// One accepted connection, on the event thread: waits for a request (idle timeout), reads its
+// One accepted connection, on its strand: waits for a request (idle timeout), reads its
 // header and body (header timeout), answers what the header alone decides, hands the rest to
 // the handler (a Deferred on the worker pool when it may wait), and writes what the Exchange
 // receives, in order, from whichever thread. Kept alive until the client or a limit closes it.
@@ -379,13 +387,16 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
                 .response = std::make_shared<Response>(std::move(*refusal))});
   }
 
+  // The connection's strand: every handler of it runs there.
+  auto executor() { return stream_.get_executor(); }
+
   // Stop(): a connection that is not being answered is closed now; one that is, after its
   // response.
   void Shutdown() {
     if (!answering_) Close();
   }
 
-  // Exchange: called from the thread that runs the request; the writes happen on the event thread.
+  // Exchange: called from the thread that runs the request; the writes happen on the strand.
   void Respond(Response res) override {
     Post(Out{.kind = Out::kResponse, .response = std::make_shared<Response>(std::move(res))});
   }
@@ -480,7 +491,7 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     if (!later.on_worker || !impl_.pool_) return later.run(*this);
     net::post(*impl_.pool_, [self = shared_from_this(), run = std::move(later.run)]() mutable {
       run(*self);
-      // This job may hold the last reference: it is let go on the event thread.
+      // This job may hold the last reference: it is let go on the strand.
       auto executor = self->stream_.get_executor();
       net::post(executor, [self = std::move(self)] {});
     });
@@ -589,7 +600,7 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
   const std::string address_;
   bool counted_ = false;  // counts against the caps (set by Admit)
 
-  // The event thread's alone:
+  // The strand's alone:
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool answering_ = false;  // from a request's header until its response is written
@@ -605,7 +616,8 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
 };
 
 void HttpCore::Impl::Accept() {
-  acceptor_->async_accept([this](beast::error_code ec, tcp::socket socket) {
+  acceptor_->async_accept(net::make_strand(*io_), [this](beast::error_code ec,
+                                                         tcp::socket socket) {
     if (stopping_) return;
     if (!ec) {
       OnAccepted(std::move(socket));
@@ -630,10 +642,13 @@ void HttpCore::Impl::OnAccepted(tcp::socket socket) {
   socket.set_option(tcp::no_delay(true), ec);
   const tcp::endpoint remote = socket.remote_endpoint(ec);
   if (ec) return;  // gone already
-  std::make_shared<Connection>(*this, std::move(socket), remote.address().to_string())->Open();
+  auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address().to_string());
+  net::dispatch(c->executor(), [c] { c->Open(); });
 }
 
-void HttpCore::Impl::Shutdown(Connection& c) { c.Shutdown(); }
+void HttpCore::Impl::Shutdown(const std::shared_ptr<Connection>& c) {
+  net::post(c->executor(), [c] { c->Shutdown(); });
+}
 
 HttpCore::HttpCore(Handler& handler, Limits limits)
     : impl_(std::make_unique<Impl>(handler, limits)) {}

@@ -9,12 +9,12 @@
 //   ...
 //   core.Stop();
 //
-// The event thread accepts, reads each request's header (Limits::header_timeout from its first
+// The event loop accepts, reads each request's header (Limits::header_timeout from its first
 // byte), asks Handler::OnHeader, reads the body if it said so (header_timeout again), asks
-// Handler::OnRequest, and writes what comes back. A Deferred answer runs on the event thread, or
-// on a pool of Limits::workers threads when it may wait (0 workers: on the event thread too, for
-// handlers whose answers never wait); either way it answers through an
-// Exchange, whose writes are done on the event thread in order. Connections are kept alive
+// Handler::OnRequest, and writes what comes back. A Deferred answer runs on the connection's
+// strand, or on a pool of Limits::workers threads when it may wait (0 workers: on the strand
+// too, for handlers whose answers never wait); either way it answers through an Exchange, whose
+// writes are done on the connection's strand, in order. Connections are kept alive
 // (idle_timeout between requests). Past max_connections (or max_per_address from one client
 // address) a new connection gets Handler::Error(503) with Retry-After: 1 at once and is closed
 // without its request being read. The core answers by itself, through Handler::Error: 413 (a
@@ -50,7 +50,7 @@ using RequestHeader = http::request_header<>;
 using Response = http::response<http::string_body>;
 using StreamHead = http::response<http::empty_body>;  // the head of a chunked stream
 
-// One request's answer, given on any thread; written on the event thread, in order.
+// One request's answer, given on any thread; written on the connection's strand, in order.
 class Exchange {
  public:
   virtual ~Exchange() = default;
@@ -66,10 +66,11 @@ class Exchange {
 // An answer given later: `run` answers through the Exchange exactly once (Respond, or a stream).
 struct Deferred {
   std::function<void(Exchange&)> run;
-  bool on_worker = false;  // it may wait (a tool call): on the worker pool, not the event thread
+  bool on_worker = false;  // it may wait (a tool call): on the worker pool, not the event loop
 };
 
-// What a listener answers. Called on the event thread, concurrently with Deferred runs.
+// What a listener answers. Called on the event threads: for different connections at once, and
+// at once with Deferred runs.
 class Handler {
  public:
   virtual ~Handler() = default;
@@ -85,6 +86,7 @@ class Handler {
 struct Limits {
   std::size_t max_body_bytes = 1 << 20;
   int workers = 8;  // 0: no pool
+  int event_threads = 1;  // threads that run the event loop (connections spread over them)
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds idle_timeout{60'000};
   std::size_t max_connections = 4096;

@@ -184,7 +184,9 @@ class HttpLimitsTest : public ::testing::Test {
 
 TEST_F(HttpLimitsTest, FleetAndHalfOpenConnectionsDoNotKeepANewClientWaiting) {
   ASSERT_TRUE(RaiseFileLimit(4 * 1300)) << "needs about 5,200 file descriptors (ulimit -n)";
-  StartServer({.header_timeout = milliseconds(60'000), .idle_timeout = milliseconds(60'000)});
+  StartServer({.event_threads = 2,
+               .header_timeout = milliseconds(60'000),
+               .idle_timeout = milliseconds(60'000)});
   // 1,000 keep-alive clients that each made one call and now sit idle on their connection.
   std::vector<std::unique_ptr<httplib::Client>> fleet;
   for (int i = 0; i < 1000; ++i) {
@@ -435,7 +437,8 @@ TEST_F(HttpLimitsTest, StopWaitsForACallBeingAnswered) {
 
 TEST_F(HttpLimitsTest, StartRefusesBadLimits) {
   Server server(ServerOptions{});
-  for (HttpOptions bad : {HttpOptions{.workers = -1}, HttpOptions{.max_connections = 0},
+  for (HttpOptions bad : {HttpOptions{.workers = -1}, HttpOptions{.event_threads = 0},
+                          HttpOptions{.max_connections = 0},
                           HttpOptions{.max_connections_per_address = 0},
                           HttpOptions{.header_timeout = milliseconds(0)},
                           HttpOptions{.idle_timeout = milliseconds(-1)}}) {

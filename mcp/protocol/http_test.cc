@@ -111,6 +111,9 @@ class HttpTest : public ::testing::Test {
   }
 
   void StartServer(HttpOptions options = {}) {
+    // Two event threads, as slurm-mcp runs on a multi-core machine: connections are served at
+    // once (and ThreadSanitizer sees it); http_limits_test runs the one-thread loop.
+    options.event_threads = 2;
     server_ = std::make_unique<Server>(ServerOptions{.tools = FakeTools()});
     transport_ = std::make_unique<HttpTransport>(*server_, options);
     base::Result<int> started = transport_->Start();

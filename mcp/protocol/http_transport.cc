@@ -226,6 +226,7 @@ class HttpTransport::Impl : public http_core::Handler {
         options_(std::move(options)),
         core_(*this, http_core::Limits{.max_body_bytes = options_.max_body_bytes,
                                        .workers = options_.workers,
+                                       .event_threads = options_.event_threads,
                                        .header_timeout = options_.header_timeout,
                                        .idle_timeout = options_.idle_timeout,
                                        .max_connections = options_.max_connections,

@@ -10,11 +10,13 @@
 // or, in the binary: `http.Serve(on_bound)` serves on the calling thread until Stop() is called
 // from another thread.
 //
-// Serving (Boost.Beast on one Asio event thread): no thread is held by a connection. The event
-// thread accepts, reads and parses requests, screens them, answers everything but tools/call
-// itself and writes every response; a tools/call (which may wait on Slurm up to the back-end's
-// read timeout) runs on a pool of HttpOptions::workers threads and its answer, or each SSE event
-// of it, is handed back to the event thread (with workers = 0, on the event thread itself). Connections are kept alive between requests.
+// Serving (mcp/protocol/http_core.h: Boost.Beast, an event loop run by event_threads threads,
+// each connection on a strand): no thread is held by a connection. The event loop accepts, reads
+// and parses requests, screens them, answers everything but tools/call itself and writes every
+// response; a tools/call (which may wait on Slurm up to the back-end's read timeout) runs on a
+// pool of HttpOptions::workers threads and its answer, or each SSE event of it, is handed back
+// to the connection's strand (with workers = 0, it runs on the strand itself). Connections are
+// kept alive between requests.
 // Limits (HttpOptions, each a `serve` flag of slurm-mcp):
 //   header_timeout   a request's header must arrive within it of its first byte, and then its
 //                    body within it again; else the connection is closed (slowloris);
@@ -75,6 +77,7 @@ struct HttpOptions {
   // Tool calls run at once; more wait, in order, for a free worker. 0: tool calls run on the event
   // thread, which only a back-end whose reads never wait may ask (the replay back-end).
   int workers = 8;
+  int event_threads = 1;  // threads running the event loop; a connection is served by one at a time
   std::chrono::milliseconds header_timeout{10'000};  // see "Limits" above
   std::chrono::milliseconds idle_timeout{60'000};
   std::size_t max_connections = 4096;
