@@ -329,19 +329,55 @@ std::string HttpClientTransport::session_id() const {
 
 void HttpClientTransport::Close() {
   std::string session;
+  std::vector<std::unique_ptr<httplib::Client>> idle;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return;
     closed_ = true;
     session = session_id_;
+    idle.swap(idle_);
   }
-  if (session.empty()) return;
-  httplib::Client cli(host_, port_);
-  cli.set_connection_timeout(std::chrono::seconds(2));
-  cli.set_read_timeout(std::chrono::seconds(2));
+  if (session.empty()) return;  // `idle` closes its connections
+  std::unique_ptr<httplib::Client> cli;
+  if (idle.empty()) {
+    cli = NewConnection();
+  } else {
+    cli = std::move(idle.back());
+    idle.pop_back();
+  }
+  cli->set_connection_timeout(std::chrono::seconds(2));
+  cli->set_read_timeout(std::chrono::seconds(2));
+  cli->set_write_timeout(std::chrono::seconds(2));
   httplib::Headers headers = {{"Mcp-Session-Id", session}};
   if (bearer_token_) headers.emplace("Authorization", "Bearer " + *bearer_token_);
-  cli.Delete(path_, headers);  // 200, 204 or 405: all fine; failures change nothing here
+  cli->Delete(path_, headers);  // 200, 204 or 405: all fine; failures change nothing here
+}
+
+std::unique_ptr<httplib::Client> HttpClientTransport::TakeConnection() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<httplib::Client> cli = std::move(idle_.back());
+      idle_.pop_back();
+      return cli;
+    }
+  }
+  return NewConnection();
+}
+
+std::unique_ptr<httplib::Client> HttpClientTransport::NewConnection() const {
+  auto cli = std::make_unique<httplib::Client>(host_, port_);
+  cli->set_keep_alive(true);
+  // A request written in two parts must not wait for the server's delayed ACK of the first.
+  cli->set_tcp_nodelay(true);
+  return cli;
+}
+
+void HttpClientTransport::GiveBack(std::unique_ptr<httplib::Client> connection) {
+  if (!connection->is_socket_open()) return;  // httplib closed it: an error, or Connection: close
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || idle_.size() >= kMaxIdleConnections) return;
+  idle_.push_back(std::move(connection));
 }
 
 Result<Json> HttpClientTransport::Request(const Json& request, std::chrono::milliseconds timeout) {
@@ -370,12 +406,6 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
 
-  // A fresh connection per message keeps concurrent requests independent.
-  httplib::Client cli(host_, port_);
-  cli.set_connection_timeout(std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5)));
-  cli.set_read_timeout(timeout);
-  cli.set_write_timeout(timeout);
-
   httplib::Request req;
   req.method = "POST";
   req.path = path_;
@@ -386,6 +416,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   if (!version.empty()) req.set_header("MCP-Protocol-Version", version);
   if (bearer_token_) req.set_header("Authorization", "Bearer " + *bearer_token_);
 
+  bool answered = false;  // the status line and headers arrived
   bool sse = false;
   bool too_big = false;
   bool timed_out = false;
@@ -393,6 +424,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   SseParser parser;
   std::optional<Json> response;
   req.response_handler = [&](const httplib::Response& r) {
+    answered = true;
     sse = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
     std::string issued = r.get_header_value("Mcp-Session-Id");
     if (!issued.empty()) {
@@ -401,7 +433,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
     }
     return true;
   };
-  req.content_receiver = [&](const char* data, size_t length, uint64_t, uint64_t) {
+  req.content_receiver = [&](const char* data, size_t length, uint64_t, uint64_t total) {
     if (std::chrono::steady_clock::now() > deadline) {
       timed_out = true;
       return false;
@@ -414,13 +446,16 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
       body.append(data, length);
       return true;
     }
+    // After the response, the rest of a body of known length is read (and ignored) so that the
+    // connection can serve the next request; a chunked stream is not waited for.
+    if (response) return total > 0 && total <= kMaxBodyBytes;
     parser.Feed(std::string_view(data, length), [&](const std::string& event) {
       ParsedMessage p = ParseMessage(event);
       if (!p.ok()) return;
       const Message& m = *p.message;
       if (m.kind == Message::Kind::kNotification) {
         Deliver(handler, MakeNotification(m.method, m.params));
-      } else if (m.kind == Message::Kind::kResponse && m.id == id) {
+      } else if (m.kind == Message::Kind::kResponse && m.id == id && !response) {
         response = Json::parse(event);
       }
     });
@@ -428,12 +463,34 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
       too_big = true;
       return false;
     }
-    return !response.has_value();  // the response ends the exchange
+    return !response.has_value() || (total > 0 && total <= kMaxBodyBytes);
   };
 
   httplib::Response res;
   httplib::Error error = httplib::Error::Success;
-  const bool sent = cli.send(req, res, error);
+  bool sent = false;
+  std::unique_ptr<httplib::Client> cli = TakeConnection();
+  for (int attempt = 0;; ++attempt) {
+    // Rounded up, so that a read that times out ends after the deadline.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const bool reused = cli->is_socket_open();
+    cli->set_connection_timeout(std::min<std::chrono::milliseconds>(left, std::chrono::seconds(5)));
+    cli->set_read_timeout(left);
+    cli->set_write_timeout(left);
+    sent = cli->send(req, res, error);
+    // A kept-alive connection the server closed as this request went out fails before any byte
+    // of a response: send it once more on a new connection. (httplib reports a read timeout as
+    // the same error; that one ends past the deadline, and the test above stops the loop.)
+    const bool dropped = error == httplib::Error::Read || error == httplib::Error::Write;
+    if (sent || attempt > 0 || !reused || answered || !dropped) break;
+    cli = NewConnection();
+  }
+  GiveBack(std::move(cli));
   if (response) return std::move(*response);
   if (timed_out || std::chrono::steady_clock::now() > deadline) {
     return RpcError(kRequestTimeout, "no response within " + Millis(timeout));

@@ -4,7 +4,7 @@
 // through a pair of file descriptors the caller already has (it never starts a process: the
 // caller starts the server outside the read path and hands over pipes), HttpClientTransport
 // talks Streamable HTTP (JSON or SSE responses, Mcp-Session-Id, MCP-Protocol-Version, optional
-// bearer token).
+// bearer token) over kept-alive connections.
 //
 //   Client client(std::make_unique<StdioClientTransport>(from_server_fd, to_server_fd));
 //   Result<InitializeResult> init = client.Initialize("rca-agent", "0.1.0");
@@ -39,6 +39,10 @@
 
 #include "base/status.h"
 #include "mcp/protocol/jsonrpc.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace slurm_rca::mcp {
 
@@ -110,6 +114,23 @@ class StdioClientTransport : public ClientTransport {
 };
 
 // Streamable HTTP (one POST per message) with cpp-httplib. Plain HTTP only.
+//
+// Connections are kept alive: a POST takes an idle connection (the most recently used) or opens
+// one, and gives it back when its response was read to the end, so one caller at a time uses one
+// TCP connection for the whole session, and concurrent requests each hold their own (a long SSE
+// call never blocks another). At most kMaxIdleConnections stay open between requests; Close()
+// closes them. A streamed (chunked) SSE response ends the exchange at the response event, so its
+// connection is closed rather than reused.
+//
+// The server may close an idle connection at any time. One found closed before a request is
+// replaced; one that fails with no byte of the response read, when it had already served a
+// request, is replaced and the request sent once more. In that one case a request can reach the
+// server twice (if the server read it and then dropped the connection without answering); all of
+// slurm-mcp's tools only read.
+//
+// What keeping alive asks of the server: TCP_NODELAY (else each answer written in two parts
+// waits 40 ms for our delayed ACK), and no thread held per open connection (a server with N such
+// threads serves N clients at once; the others wait, bench/README.md "MCP client").
 class HttpClientTransport : public ClientTransport {
  public:
   HttpClientTransport(std::string host, int port, std::string path = "/mcp",
@@ -125,9 +146,16 @@ class HttpClientTransport : public ClientTransport {
 
   std::string session_id() const;
 
+  static constexpr std::size_t kMaxIdleConnections = 4;
+
  private:
   // POSTs one message; `id` is the request id awaited, or null for a notification.
   Result<Json> Post(const Json& message, const Json& id, std::chrono::milliseconds timeout);
+  // An idle connection, or a new one (connected on its first request).
+  std::unique_ptr<httplib::Client> TakeConnection();
+  std::unique_ptr<httplib::Client> NewConnection() const;
+  // Keeps a connection still open for the next request, unless enough are kept or we closed.
+  void GiveBack(std::unique_ptr<httplib::Client> connection);
 
   const std::string host_;
   const int port_;
@@ -138,6 +166,7 @@ class HttpClientTransport : public ClientTransport {
   std::string protocol_version_;
   NotificationHandler handler_;
   bool closed_ = false;
+  std::vector<std::unique_ptr<httplib::Client>> idle_;  // most recently used last
 };
 
 struct ClientOptions {

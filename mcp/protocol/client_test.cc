@@ -6,11 +6,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -288,10 +292,17 @@ TEST(ClientScriptedTest, GarbageIsIgnoredPingsAreAnsweredAndOrderDoesNotMatter) 
 // tools/call (notifications then the response), a session id, 202 for notifications.
 class HttpFront {
  public:
-  HttpFront() : server_(testing_tools::Options()) {
+  // keep_alive_s: how long an idle connection is kept open (httplib's default is 5 s).
+  explicit HttpFront(int keep_alive_s = 5) : server_(testing_tools::Options()) {
+    http_.set_keep_alive_timeout(keep_alive_s);
+    http_.set_keep_alive_max_count(1000);
+    // Without it every answer on a kept-alive connection waits 40 ms: httplib writes the headers
+    // and the body apart, and Nagle holds the body until the client's delayed ACK.
+    http_.set_tcp_nodelay(true);
     http_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(mu_);
       last_headers_ = req.headers;
+      client_ports_.insert(req.remote_port);
       if (token_ && req.get_header_value("Authorization") != "Bearer " + *token_) {
         res.status = 401;
         return;
@@ -354,6 +365,11 @@ class HttpFront {
     std::lock_guard<std::mutex> lock(mu_);
     return deleted_session_;
   }
+  // TCP connections the POSTs came on (one client port each).
+  std::size_t connections() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return client_ports_.size();
+  }
 
  private:
   Server server_;
@@ -365,6 +381,7 @@ class HttpFront {
   httplib::Headers last_headers_;
   std::optional<std::string> token_;
   std::string deleted_session_;
+  std::set<int> client_ports_;
 };
 
 TEST(ClientHttpTest, JsonAndSseResponsesSessionAndHeaders) {
@@ -435,6 +452,204 @@ TEST(ClientHttpTest, HttpFailuresAreStatuses) {
   Status s = nobody.Ping();
   EXPECT_EQ(s.rpc_code(), kTransportError);
   EXPECT_NE(s.message().find("failed"), std::string::npos) << s.ToString();
+}
+
+TEST(ClientHttpTest, SequentialRequestsShareOneConnection) {
+  HttpFront front;
+  {
+    Client client(std::make_unique<HttpClientTransport>("127.0.0.1", front.port()));
+    ASSERT_TRUE(client.Initialize("http-test", "1").ok());
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(client.Ping().ok());
+      Result<ToolCallResult> echo = client.CallTool("echo", {{"text", std::to_string(i)}});
+      ASSERT_TRUE(echo.ok()) << echo.status().ToString();  // an SSE body of known length
+      EXPECT_EQ((*echo->structured)["echo"], std::to_string(i));
+    }
+    EXPECT_TRUE(client.Notify("notifications/roots/list_changed", nullptr).ok());
+  }
+  // initialize, notifications/initialized, 20 requests and a notification: one connection.
+  EXPECT_EQ(front.connections(), 1u);
+}
+
+TEST(ClientHttpTest, ARequestAfterTheServerClosedTheIdleConnectionSucceeds) {
+  HttpFront front(/*keep_alive_s=*/1);
+  Client client(std::make_unique<HttpClientTransport>("127.0.0.1", front.port()));
+  ASSERT_TRUE(client.Initialize("http-test", "1").ok());
+  ASSERT_TRUE(client.Ping().ok());
+  EXPECT_EQ(front.connections(), 1u);
+  std::this_thread::sleep_for(milliseconds(2500));  // the front closes the idle connection at 1 s
+  Status ping = client.Ping();
+  EXPECT_TRUE(ping.ok()) << ping.ToString();
+  Result<ToolCallResult> echo = client.CallTool("echo", {{"text", "again"}});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(front.connections(), 2u);
+}
+
+// A bare HTTP/1.1 peer on loopback, for what a well-behaved server does only by accident:
+// dropping a kept-alive connection just as a request arrives, or answering out of order.
+class RawHttpPeer {
+ public:
+  RawHttpPeer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
+    EXPECT_EQ(::listen(listen_fd_, 8), 0);
+    EXPECT_EQ(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    port_ = ntohs(a.sin_port);
+  }
+  ~RawHttpPeer() {
+    for (int fd : open_) ::close(fd);
+    ::close(listen_fd_);
+  }
+  int port() const { return port_; }
+
+  // The next connection, or -1 when none comes within `timeout`.
+  int Accept(milliseconds timeout = milliseconds(3000)) {
+    struct pollfd p = {listen_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return -1;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) open_.insert(fd);
+    return fd;
+  }
+  // One request's JSON body, or nullopt at EOF or after 3 s.
+  std::optional<Json> ReadRequest(int fd) {
+    std::string& in = buffers_[fd];
+    auto end = Clock::now() + milliseconds(3000);
+    for (;;) {
+      std::size_t head = in.find("\r\n\r\n");
+      if (head != std::string::npos) {
+        std::string headers = in.substr(0, head);
+        std::transform(headers.begin(), headers.end(), headers.begin(), ::tolower);
+        std::size_t cl = headers.find("content-length:");
+        std::size_t length = cl == std::string::npos ? 0 : std::stoul(headers.substr(cl + 15));
+        if (in.size() >= head + 4 + length) {
+          std::string body = in.substr(head + 4, length);
+          in.erase(0, head + 4 + length);
+          return Json::parse(body);
+        }
+      }
+      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
+      struct pollfd p = {fd, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return std::nullopt;
+      char chunk[4096];
+      ssize_t n = ::read(fd, chunk, sizeof(chunk));
+      if (n <= 0) return std::nullopt;
+      in.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  // 200 with {"result": {}} for the request, the connection kept alive.
+  void Answer(int fd, const Json& request) {
+    std::string body = Serialize(MakeResult(request["id"], Json::object()));
+    std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body;
+    EXPECT_EQ(::write(fd, reply.data(), reply.size()), static_cast<ssize_t>(reply.size()));
+  }
+  void Drop(int fd) {
+    open_.erase(fd);
+    ::close(fd);
+  }
+
+ private:
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::set<int> open_;
+  std::map<int, std::string> buffers_;
+};
+
+Json PingRequest(int id) { return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}; }
+
+TEST(ClientHttpTest, AKeptConnectionDroppedAsTheRequestArrivesIsRetriedOnce) {
+  RawHttpPeer peer;
+  HttpClientTransport http("127.0.0.1", peer.port());
+  std::thread server([&] {
+    int a = peer.Accept();
+    ASSERT_GE(a, 0);
+    std::optional<Json> first = peer.ReadRequest(a);
+    ASSERT_TRUE(first);
+    peer.Answer(a, *first);
+    std::optional<Json> second = peer.ReadRequest(a);  // read, then dropped unanswered
+    ASSERT_TRUE(second);
+    peer.Drop(a);
+    int b = peer.Accept();
+    ASSERT_GE(b, 0);
+    std::optional<Json> again = peer.ReadRequest(b);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *second);
+    peer.Answer(b, *again);
+    EXPECT_EQ(peer.Accept(milliseconds(300)), -1);  // and not a third time
+  });
+  Result<Json> first = http.Request(PingRequest(1), milliseconds(3000));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<Json> second = http.Request(PingRequest(2), milliseconds(3000));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ((*second)["id"], 2);
+  server.join();
+}
+
+TEST(ClientHttpTest, ANewConnectionDroppedUnansweredIsNotRetried) {
+  RawHttpPeer peer;
+  HttpClientTransport http("127.0.0.1", peer.port());
+  std::thread server([&] {
+    int a = peer.Accept();
+    ASSERT_GE(a, 0);
+    ASSERT_TRUE(peer.ReadRequest(a));
+    peer.Drop(a);
+    EXPECT_EQ(peer.Accept(milliseconds(300)), -1);
+  });
+  Result<Json> r = http.Request(PingRequest(1), milliseconds(3000));
+  server.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().rpc_code(), kTransportError);
+}
+
+TEST(ClientHttpTest, ARequestThatTimedOutOnAKeptConnectionIsNotResent) {
+  RawHttpPeer peer;
+  HttpClientTransport http("127.0.0.1", peer.port());
+  std::thread server([&] {
+    int a = peer.Accept();
+    ASSERT_GE(a, 0);
+    std::optional<Json> first = peer.ReadRequest(a);
+    ASSERT_TRUE(first);
+    peer.Answer(a, *first);
+    ASSERT_TRUE(peer.ReadRequest(a));  // never answered
+    EXPECT_EQ(peer.Accept(milliseconds(800)), -1);
+  });
+  ASSERT_TRUE(http.Request(PingRequest(1), milliseconds(3000)).ok());
+  Result<Json> late = http.Request(PingRequest(2), milliseconds(300));
+  EXPECT_EQ(late.status().rpc_code(), kRequestTimeout) << late.status().ToString();
+  server.join();
+}
+
+TEST(ClientHttpTest, ConcurrentRequestsDoNotWaitForEachOther) {
+  RawHttpPeer peer;
+  HttpClientTransport http("127.0.0.1", peer.port());
+  std::thread server([&] {
+    // The first request stays unanswered until the second, on its own connection, is answered.
+    int a = peer.Accept();
+    ASSERT_GE(a, 0);
+    std::optional<Json> first = peer.ReadRequest(a);
+    ASSERT_TRUE(first);
+    int b = peer.Accept();
+    ASSERT_GE(b, 0);
+    std::optional<Json> second = peer.ReadRequest(b);
+    ASSERT_TRUE(second);
+    peer.Answer(b, *second);
+    peer.Answer(a, *first);
+  });
+  std::vector<std::thread> callers;
+  std::atomic<int> answered{0};
+  for (int id : {1, 2}) {
+    callers.emplace_back([&, id] {
+      Result<Json> r = http.Request(PingRequest(id), milliseconds(5000));
+      if (r.ok() && (*r)["id"] == id) ++answered;
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  server.join();
+  EXPECT_EQ(answered.load(), 2);
 }
 
 }  // namespace
