@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <set>
 #include <thread>
@@ -210,7 +211,9 @@ class ScriptedPeer {
     EXPECT_EQ(::pipe2(to_client_, O_CLOEXEC), 0);
   }
   ~ScriptedPeer() {
-    for (int fd : {to_peer_[0], to_peer_[1], to_client_[0], to_client_[1]}) ::close(fd);
+    for (int fd : {to_peer_[0], to_peer_[1], to_client_[0], to_client_[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
   }
   std::unique_ptr<ClientTransport> Transport() {
     return std::make_unique<StdioClientTransport>(to_client_[0], to_peer_[1]);
@@ -233,6 +236,11 @@ class ScriptedPeer {
   }
   void WriteToClient(const std::string& line) {
     ASSERT_EQ(::write(to_client_[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+  // The client reads EOF.
+  void CloseToClient() {
+    ::close(to_client_[1]);
+    to_client_[1] = -1;
   }
 
  private:
@@ -284,6 +292,76 @@ TEST(ClientScriptedTest, GarbageIsIgnoredPingsAreAnsweredAndOrderDoesNotMatter) 
   });
   EXPECT_TRUE(client.Ping().ok());
   server.join();
+}
+
+// What the reading thread gives: the server's messages are read while no call waits.
+TEST(ClientScriptedTest, NotificationsAndPingsWhileNoCallWaits) {
+  ScriptedPeer peer;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Json> notes;
+  ClientOptions options;
+  options.on_notification = [&](const Json& n) {
+    std::lock_guard<std::mutex> lock(mu);
+    notes.push_back(n);
+    cv.notify_all();
+  };
+  Client client(peer.Transport(), options);
+  peer.WriteToClient(R"({"jsonrpc":"2.0","method":"notifications/message",)"
+                     R"("params":{"level":"info","data":"idle"}})"
+                     "\n");
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, milliseconds(3000), [&] { return !notes.empty(); }));
+    EXPECT_EQ(notes[0]["params"]["data"], "idle");
+  }
+  peer.WriteToClient(R"({"jsonrpc":"2.0","id":7,"method":"ping"})"
+                     "\n");
+  std::optional<Json> pong = peer.ReadFromClient();
+  ASSERT_TRUE(pong);
+  EXPECT_EQ((*pong)["id"], 7);
+  EXPECT_EQ((*pong)["result"], Json::object());
+}
+
+TEST(ClientScriptedTest, ConcurrentCallsAnsweredInReverseOrder) {
+  ScriptedPeer peer;
+  Client client(peer.Transport());
+  std::thread server([&] {
+    std::optional<Json> a = peer.ReadFromClient();
+    std::optional<Json> b = peer.ReadFromClient();
+    ASSERT_TRUE(a && b);
+    for (const Json* r : {&*b, &*a}) {
+      peer.WriteToClient(Serialize(MakeResult((*r)["id"], {{"method", (*r)["method"]}})) + "\n");
+    }
+  });
+  std::atomic<int> right{0};
+  std::vector<std::thread> callers;
+  for (std::string method : {"first/call", "second/call"}) {
+    callers.emplace_back([&, method] {
+      Result<Json> r = client.Call(method, Json::object(), milliseconds(5000));
+      if (r.ok() && (*r)["method"] == method) ++right;
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  server.join();
+  EXPECT_EQ(right.load(), 2);
+}
+
+TEST(ClientScriptedTest, EofWhileACallWaitsEndsItAtOnce) {
+  ScriptedPeer peer;
+  Client client(peer.Transport());
+  std::thread server([&] {
+    ASSERT_TRUE(peer.ReadFromClient());
+    peer.CloseToClient();
+  });
+  auto start = Clock::now();
+  Result<Json> r = client.Call("tools/list", Json::object(), milliseconds(10000));
+  server.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().rpc_code(), kTransportError);
+  EXPECT_NE(r.status().message().find("EOF"), std::string::npos) << r.status().ToString();
+  EXPECT_LT(Clock::now() - start, milliseconds(2000));
+  EXPECT_EQ(client.Ping().rpc_code(), kTransportError);  // and every later call
 }
 
 // ---- HTTP ----
