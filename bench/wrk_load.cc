@@ -1,12 +1,5 @@
 #include "bench/wrk_load.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +10,8 @@
 #include <map>
 #include <sstream>
 #include <vector>
+
+#include "scenarios/live/process.h"
 
 namespace slurm_rca::bench {
 
@@ -34,9 +29,6 @@ std::map<std::string, double> Fields(const std::string& line) {
   return out;
 }
 
-double Seconds(const timeval& tv) {
-  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
-}
 
 }  // namespace
 
@@ -62,62 +54,25 @@ base::Result<WrkRun> RunWrk(const WrkOptions& o) {
                                          o.expected_file};
   WrkRun run;
   for (const std::string& a : argv) run.command += (run.command.empty() ? "" : " ") + a;
-
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0)
-    return base::Status::Error("pipe: " + std::string(strerror(errno)));
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(out[1]);
-  if (pid < 0) {
-    close(out[0]);
-    return base::Status::Error("fork: " + std::string(strerror(errno)));
-  }
-  // Read wrk's output until it closes the pipe, killing it if it runs far past its time.
-  std::string text;
-  const auto kill_at = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(static_cast<long>(1000 * o.seconds) + 30000);
-  char buf[4096];
-  for (bool killed = false;;) {
-    pollfd p = {out[0], POLLIN, 0};
-    if (poll(&p, 1, 500) > 0) {
-      const ssize_t got = read(out[0], buf, sizeof buf);
-      if (got <= 0) break;
-      text.append(buf, static_cast<size_t>(got));
-    } else if (!killed && std::chrono::steady_clock::now() > kill_at) {
-      kill(pid, SIGKILL);
-      killed = true;
-    }
-  }
-  close(out[0]);
-  int status = 0;
-  rusage usage = {};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  run.cpu_seconds = Seconds(usage.ru_utime) + Seconds(usage.ru_stime);
-
-  const size_t check = text.find("CHECK ");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || check == std::string::npos) {
+  // wrk gets 30 s past its own duration before it is killed.
+  const live::ToolResult wrk = live::RunTool(
+      argv, {}, std::chrono::milliseconds(static_cast<long>(1000 * o.seconds) + 30000));
+  if (!wrk.error.empty()) return base::Status::Error("wrk: " + wrk.error);
+  run.cpu_seconds = wrk.cpu_seconds;
+  const std::string text = wrk.out + wrk.err;
+  const size_t check = wrk.out.find("CHECK ");
+  if (!wrk.ok() || check == std::string::npos) {
     std::string tail = text.size() > 300 ? "..." + text.substr(text.size() - 300) : text;
     for (char& c : tail) c = c == '\n' ? ' ' : c;
     return base::Status::Error(
         "wrk " +
-        (WIFEXITED(status) ? "exited " + std::to_string(WEXITSTATUS(status))
-                           : "killed by signal " + std::to_string(WTERMSIG(status))) +
+        (wrk.timed_out ? std::string("timed out")
+                       : wrk.exit_code >= 0 ? "exited " + std::to_string(wrk.exit_code)
+                                            : std::string("was killed by a signal")) +
         (check == std::string::npos ? " without a CHECK line" : "") + ": " + tail);
   }
-  std::map<std::string, double> f = Fields(text.substr(check, text.find('\n', check) - check));
+  std::map<std::string, double> f =
+      Fields(wrk.out.substr(check, wrk.out.find('\n', check) - check));
   run.ok = static_cast<long>(f["ok"]);
   run.identical = static_cast<long>(f["identical"]);
   run.bad = static_cast<long>(f["bad"]);
@@ -130,14 +85,14 @@ base::Result<WrkRun> RunWrk(const WrkOptions& o) {
   run.p50_us = f["p50_us"];
   run.p99_us = f["p99_us"];
   run.max_us = f["max_us"];
-  const size_t ids = text.find("SESSIONS ");
+  const size_t ids = wrk.out.find("SESSIONS ");
   if (ids != std::string::npos) {
-    std::istringstream in(text.substr(ids + 9, text.find('\n', ids) - ids - 9));
+    std::istringstream in(wrk.out.substr(ids + 9, wrk.out.find('\n', ids) - ids - 9));
     for (std::string id; in >> id;) run.session_ids.push_back(id);
   }
-  const size_t first = text.find("FIRST_BAD ");
+  const size_t first = wrk.out.find("FIRST_BAD ");
   if (first != std::string::npos) {
-    run.first_bad = text.substr(first + 10, text.find('\n', first) - first - 10);
+    run.first_bad = wrk.out.substr(first + 10, wrk.out.find('\n', first) - first - 10);
   }
   return run;
 }

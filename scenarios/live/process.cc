@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -274,17 +275,18 @@ ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::
     if (f.fd >= 0) ::close(f.fd);
   }
   int status = 0;
+  rusage usage{};
   if (r.timed_out) {
-    ::waitpid(pid, &status, 0);
+    ::wait4(pid, &status, 0, &usage);
   } else {
     // Output closed; the tool may still be exiting. Wait within the deadline.
     while (true) {
-      pid_t w = ::waitpid(pid, &status, WNOHANG);
+      pid_t w = ::wait4(pid, &status, WNOHANG, &usage);
       if (w == pid) break;
       if (Clock::now() >= deadline) {
         r.timed_out = true;
         ::kill(-pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
+        ::wait4(pid, &status, 0, &usage);
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -292,6 +294,8 @@ ToolResult RunTool(const std::vector<std::string>& argv, const std::vector<std::
   }
   if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   return r;
 }
 

@@ -81,6 +81,7 @@ struct ToolResult {
   std::string err;
   std::string error;  // could not start
   double seconds = 0;
+  double cpu_seconds = 0;  // the tool's own user + system CPU (not its children's)
 
   bool ok() const { return exit_code == 0 && !timed_out && error.empty(); }
   // "exit 1: <first stderr line>" for messages.
