@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -27,6 +30,9 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
 
 // RunStdio on a thread and a Client wired to it through two pipes.
 class StdioPair {
@@ -597,17 +603,20 @@ class RawHttpPeer {
     std::string& in = buffers_[fd];
     auto end = Clock::now() + milliseconds(3000);
     for (;;) {
-      std::size_t head = in.find("\r\n\r\n");
-      if (head != std::string::npos) {
-        std::string headers = in.substr(0, head);
-        std::transform(headers.begin(), headers.end(), headers.begin(), ::tolower);
-        std::size_t cl = headers.find("content-length:");
-        std::size_t length = cl == std::string::npos ? 0 : std::stoul(headers.substr(cl + 15));
-        if (in.size() >= head + 4 + length) {
-          std::string body = in.substr(head + 4, length);
-          in.erase(0, head + 4 + length);
-          return Json::parse(body);
-        }
+      // Beast's parser over what has arrived: a whole request, or read more.
+      http::request_parser<http::string_body> parser;
+      parser.eager(true);
+      beast::error_code ec;
+      std::size_t used = 0;
+      while (!parser.is_done() && used < in.size()) {
+        const std::size_t n = parser.put(net::buffer(in.data() + used, in.size() - used), ec);
+        used += n;
+        if (ec == http::error::need_more || (n == 0 && !ec)) break;
+        if (ec) return std::nullopt;
+      }
+      if (parser.is_done()) {
+        in.erase(0, used);
+        return Json::parse(parser.get().body());
       }
       auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
       struct pollfd p = {fd, POLLIN, 0};
@@ -620,9 +629,13 @@ class RawHttpPeer {
   }
   // 200 with {"result": {}} for the request, the connection kept alive.
   void Answer(int fd, const Json& request) {
-    std::string body = Serialize(MakeResult(request["id"], Json::object()));
-    std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\n\r\n" + body;
+    http::response<http::string_body> res{http::status::ok, 11};
+    res.set(http::field::content_type, "application/json");
+    res.body() = Serialize(MakeResult(request["id"], Json::object()));
+    res.prepare_payload();
+    std::ostringstream bytes;
+    bytes << res;
+    const std::string reply = bytes.str();
     EXPECT_EQ(::write(fd, reply.data(), reply.size()), static_cast<ssize_t>(reply.size()));
   }
   void Drop(int fd) {
