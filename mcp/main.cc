@@ -609,6 +609,8 @@ int main(int argc, char** argv) {
       std::cerr << "slurm-mcp: skill not served: " << w << "\n";
     }
     server_options.resources = std::move(runbooks.resources);
+    server_options.skills = std::move(runbooks.skills);
+    server_options.prompts = std::move(runbooks.prompts);
   }
   Server server(std::move(server_options));
   std::unique_ptr<MetricsServer> metrics_server;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "mcp/protocol/server.h"
 
@@ -149,6 +150,86 @@ TEST(SkillResources, MissingOrEmptyDirectoryIsAnError) {
   EXPECT_FALSE(partial.error.empty());  // its only skill failed: nothing to serve
   ASSERT_EQ(partial.warnings.size(), 1u);
   EXPECT_NE(partial.warnings[0].find("yaml-invalid"), std::string::npos);
+}
+
+
+TEST(SkillEntries, EveryFileIsAServedResourceWithItsDigestAndSize) {
+  SkillResourceLoad load = LoadSkillResources(std::string(SLURM_RCA_SOURCE_DIR) + "/skills");
+  ASSERT_TRUE(load.error.empty()) << load.error;
+  ASSERT_EQ(load.skills.size(), 11u);
+  ASSERT_EQ(load.prompts.size(), 11u);
+  std::map<std::string, const Resource*> served;
+  for (const Resource& r : load.resources) served[r.uri] = &r;
+  std::size_t files = 0;
+  for (const SkillEntry& s : load.skills) {
+    ASSERT_EQ(s.files.front().uri, s.uri);  // SKILL.md first
+    EXPECT_TRUE(s.frontmatter["name"].is_string()) << s.uri;
+    EXPECT_EQ("skill://" + s.frontmatter["name"].get<std::string>() + "/SKILL.md", s.uri);
+    EXPECT_TRUE(s.frontmatter["description"].is_string()) << s.uri;
+    EXPECT_TRUE(s.frontmatter["metadata"].is_object()) << s.uri;  // nested maps stay maps
+    for (const SkillFile& f : s.files) {
+      ASSERT_TRUE(served.count(f.uri)) << f.uri << " is listed but not served";
+      EXPECT_EQ(f.size, served[f.uri]->text.size()) << f.uri;
+      EXPECT_EQ(f.digest, skills::Sha256Digest(served[f.uri]->text)) << f.uri;
+      ++files;
+    }
+  }
+  EXPECT_EQ(files, load.resources.size());  // and nothing served is left out of an entry
+}
+
+TEST(SkillEntries, Sha256DigestIsTheStandardOne) {
+  // FIPS 180-2 test vector "abc", and the empty string.
+  EXPECT_EQ(skills::Sha256Digest("abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(skills::Sha256Digest(""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(SkillEntries, YamlScalarsAreTypedByTheCoreSchema) {
+  const YAML::Node node = YAML::Load(
+      "a: null\nb: ~\nc:\nd: true\ne: False\nf: 42\ng: -7\nh: 0x1F\ni: 0o17\nj: 1.5\n"
+      "k: 1e3\nl: \"42\"\nm: 'true'\nn: yes\no: .inf\np: plain text\nq: [1, two]\n"
+      "r: {s: 1}\nt: 1.2.3\n");
+  const Json j = skills::YamlToJson(node);
+  EXPECT_TRUE(j["a"].is_null());
+  EXPECT_TRUE(j["b"].is_null());
+  EXPECT_TRUE(j["c"].is_null());
+  EXPECT_EQ(j["d"], true);
+  EXPECT_EQ(j["e"], false);
+  EXPECT_EQ(j["f"], 42);
+  EXPECT_EQ(j["g"], -7);
+  EXPECT_EQ(j["h"], 31);
+  EXPECT_EQ(j["i"], 15);
+  EXPECT_EQ(j["j"], 1.5);
+  EXPECT_EQ(j["k"], 1000.0);
+  EXPECT_EQ(j["l"], "42");    // quoted: a string
+  EXPECT_EQ(j["m"], "true");  // quoted: a string
+  EXPECT_EQ(j["n"], "yes");   // YAML 1.1's boolean, a string in 1.2
+  EXPECT_EQ(j["o"], ".inf");  // JSON has no infinity
+  EXPECT_EQ(j["p"], "plain text");
+  EXPECT_EQ(j["q"], Json::array({1, "two"}));
+  EXPECT_EQ(j["r"], (Json{{"s", 1}}));
+  EXPECT_EQ(j["t"], "1.2.3");
+}
+
+TEST(SkillPrompts, ARunbookBecomesAPromptWithARequiredSymptom) {
+  SkillResourceLoad load = LoadSkillResources(std::string(SLURM_RCA_SOURCE_DIR) + "/skills");
+  ASSERT_FALSE(load.prompts.empty());
+  const Prompt* queue = nullptr;
+  for (const Prompt& p : load.prompts) {
+    if (p.name == "queue-not-draining") queue = &p;
+  }
+  ASSERT_NE(queue, nullptr);
+  ASSERT_EQ(queue->arguments.size(), 1u);
+  EXPECT_EQ(queue->arguments[0].name, "symptom");
+  EXPECT_TRUE(queue->arguments[0].required);
+  EXPECT_FALSE(queue->description.empty());
+  const Json messages = queue->render({{"symptom", "jobs pend in gpu"}});
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0]["role"], "user");
+  const std::string text = messages[0]["content"]["text"];
+  EXPECT_NE(text.find("Symptom: jobs pend in gpu"), std::string::npos);
+  EXPECT_NE(text.find("# Queue not draining"), std::string::npos) << text.substr(0, 400);
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ class HttpTest : public ::testing::Test {
     // Two event threads, as slurm-mcp runs on a multi-core machine: connections are served at
     // once (and ThreadSanitizer sees it); http_limits_test runs the one-thread loop.
     options.event_threads = 2;
-    server_ = std::make_unique<Server>(ServerOptions{.tools = FakeTools()});
+    server_ = std::make_unique<Server>(ServerOptions{.tools = FakeTools(), .resources = resources_});
     transport_ = std::make_unique<HttpTransport>(*server_, options);
     base::Result<int> started = transport_->Start();
     ASSERT_TRUE(started.ok()) << started.status().message();
@@ -186,6 +186,7 @@ class HttpTest : public ::testing::Test {
   }
 
   std::unique_ptr<Server> server_;
+  std::vector<Resource> resources_;  // served by the next StartServer()
   std::unique_ptr<HttpTransport> transport_;
   std::unique_ptr<httplib::Client> client_;
   int port_ = 0;
@@ -826,6 +827,207 @@ TEST_F(HttpTest, ProjectClientDrivesTransport) {
   EXPECT_EQ(transport_->session_count(), 1u);
   c.transport().Close();  // DELETE
   EXPECT_EQ(transport_->session_count(), 0u);
+}
+
+
+// ---- The 2026-07-28 era on HTTP: the detection ladder, headers, no sessions ----
+
+Json ModernRequest(const Json& id, const std::string& method, Json params = Json::object(),
+                   const std::string& version = "2026-07-28") {
+  params["_meta"][kMetaProtocolVersion] = version;
+  params["_meta"][kMetaClientCapabilities] = Json::object();
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+// The headers a 2026-07-28 client sends with `request`.
+httplib::Headers ModernHeaders(const Json& request) {
+  httplib::Headers h = {{"MCP-Protocol-Version", "2026-07-28"},
+                        {"Mcp-Method", request["method"].get<std::string>()}};
+  const Json& params = request["params"];
+  if (params.contains("name") && params["name"].is_string()) {
+    h.emplace("Mcp-Name", params["name"].get<std::string>());
+  }
+  if (params.contains("uri")) h.emplace("Mcp-Name", params["uri"].get<std::string>());
+  return h;
+}
+
+// The error of a modern refusal: the status, the code, and the request's id echoed.
+void ExpectRpcError(const httplib::Result& r, int status, int code, const Json& id) {
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, status) << r->body;
+  const Json body = Json::parse(r->body, nullptr, false);
+  EXPECT_EQ(body["error"]["code"], code) << r->body;
+  EXPECT_EQ(body["id"], id) << r->body;
+  EXPECT_FALSE(r->has_header("Mcp-Session-Id"));
+}
+
+TEST_F(HttpTest, ModernRequestsNeedNoSessionAndGetNone) {
+  StartServer();
+  const Json discover = ModernRequest("d", "server/discover");
+  httplib::Result r = PostJson(discover, ModernHeaders(discover), false);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_FALSE(r->has_header("Mcp-Session-Id"));
+  Json body = Json::parse(r->body);
+  EXPECT_EQ(body["result"]["supportedVersions"], Json::array({"2026-07-28"}));
+  EXPECT_EQ(body["result"]["resultType"], "complete");
+
+  // A session id a modern request carries is ignored, not looked up (it names no session).
+  const Json call = ModernRequest(1, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}});
+  httplib::Headers headers = ModernHeaders(call);
+  headers.emplace("Mcp-Session-Id", "no-such-session");
+  r = PostJson(call, headers, false);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  body = Json::parse(r->body);
+  EXPECT_EQ(body["result"]["structuredContent"]["text"], "hi");
+  EXPECT_EQ(body["result"]["resultType"], "complete");
+  EXPECT_EQ(transport_->session_count(), 0u);
+
+  // A modern notification is accepted like any other.
+  Json cancelled = {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+                    {"params", {{"requestId", 1}}}};
+  cancelled["params"]["_meta"] = ModernRequest(0, "x")["params"]["_meta"];
+  r = PostJson(cancelled, {{"MCP-Protocol-Version", "2026-07-28"}}, false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 202) << r->body;
+}
+
+TEST_F(HttpTest, ModernLadderRungByRung) {
+  StartServer();
+  struct Case {
+    const char* what;
+    Json request;
+    std::map<std::string, std::string> header_changes;  // "" removes the header
+    int status;
+    int code;
+  };
+  Json no_caps = ModernRequest(2, "tools/list");
+  no_caps["params"]["_meta"].erase(kMetaClientCapabilities);
+  const Json list = ModernRequest(3, "tools/list");
+  const Json call = ModernRequest(4, "tools/call", {{"name", "echo"}});
+  const std::vector<Case> cases = {
+      {"envelope without clientCapabilities", no_caps, {}, 400, kInvalidParams},
+      {"version header differs from the claim", list, {{"MCP-Protocol-Version", "2025-11-25"}}, 400,
+       kHeaderMismatch},
+      {"Mcp-Method differs from the method", list, {{"Mcp-Method", "tools/call"}}, 400,
+       kHeaderMismatch},
+      {"Mcp-Name differs from params.name", call, {{"Mcp-Name", "slow"}}, 400, kHeaderMismatch},
+      {"a revision we do not serve", ModernRequest(5, "tools/list", {}, "v999.0.0"),
+       {{"MCP-Protocol-Version", "v999.0.0"}}, 400, kUnsupportedProtocolVersion},
+      {"no MCP-Protocol-Version", list, {{"MCP-Protocol-Version", ""}}, 400, kHeaderMismatch},
+      {"no Mcp-Method", list, {{"Mcp-Method", ""}}, 400, kHeaderMismatch},
+      {"no Mcp-Name on tools/call", call, {{"Mcp-Name", ""}}, 400, kHeaderMismatch},
+      {"initialize with a modern envelope", ModernRequest(6, "initialize"), {}, 404,
+       kMethodNotFound},
+      {"ping, removed", ModernRequest(7, "ping"), {}, 404, kMethodNotFound},
+      {"logging/setLevel, removed", ModernRequest(8, "logging/setLevel", {{"level", "debug"}}), {},
+       404, kMethodNotFound},
+      {"an unknown method", ModernRequest(9, "tools/frobnicate"), {}, 404, kMethodNotFound},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    httplib::Headers headers = ModernHeaders(c.request);
+    for (const auto& [name, value] : c.header_changes) {
+      headers.erase(name);
+      if (!value.empty()) headers.emplace(name, value);
+    }
+    ExpectRpcError(PostJson(c.request, headers, false), c.status, c.code, c.request["id"]);
+  }
+  // -32022 says what is served and echoes what was asked.
+  const Json v999 = ModernRequest(5, "tools/list", {}, "v999.0.0");
+  httplib::Headers headers = ModernHeaders(v999);
+  headers.erase("MCP-Protocol-Version");
+  headers.emplace("MCP-Protocol-Version", "v999.0.0");
+  httplib::Result r = PostJson(v999, headers, false);
+  ASSERT_TRUE(r);
+  const Json data = Json::parse(r->body)["error"]["data"];
+  EXPECT_EQ(data["supported"], Json::array({"2026-07-28"}));
+  EXPECT_EQ(data["requested"], "v999.0.0");
+
+  // Without the claim in the body, a 2026-07-28 header is refused: -32602 for a request,
+  // -32020 for initialize (whose claim-less form starts a 2025 session).
+  ExpectRpcError(PostJson(Request(10, "tools/list"), {{"MCP-Protocol-Version", "2026-07-28"}}, false),
+                 400, kInvalidParams, 10);
+  ExpectRpcError(PostJson(InitializeRequest(), {{"MCP-Protocol-Version", "2026-07-28"}}, false), 400,
+                 kHeaderMismatch, 0);
+  EXPECT_EQ(transport_->session_count(), 0u);
+}
+
+TEST_F(HttpTest, ModernHeaderValuesMayBeBase64) {
+  resources_.push_back(Resource{.uri = "skill://r\u00e9sum\u00e9/SKILL.md", .name = "resume",
+                                .text = "# R\u00e9sum\u00e9\n"});
+  StartServer();
+  const Json read = ModernRequest(1, "resources/read", {{"uri", "skill://r\u00e9sum\u00e9/SKILL.md"}});
+  httplib::Headers headers = ModernHeaders(read);
+  headers.erase("Mcp-Name");
+  // base64 of the UTF-8 bytes of skill://résumé/SKILL.md
+  headers.emplace("Mcp-Name", "=?base64?c2tpbGw6Ly9yw6lzdW3DqS9TS0lMTC5tZA==?=");
+  httplib::Result r = PostJson(read, headers, false);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Json::parse(r->body)["result"]["contents"][0]["text"], "# R\u00e9sum\u00e9\n");
+
+  for (const char* bad : {"=?base64?c2tpbGw6Ly9y?=", "=?base64?!!!!?=", "=?base64?QQ=?="}) {
+    SCOPED_TRACE(bad);
+    headers.erase("Mcp-Name");
+    headers.emplace("Mcp-Name", bad);
+    ExpectRpcError(PostJson(read, headers, false), 400, kHeaderMismatch, 1);
+  }
+  // A plain value that is not encoded is compared as it is.
+  const Json call = ModernRequest(2, "tools/call", {{"name", "echo"}});
+  headers = ModernHeaders(call);
+  headers.erase("Mcp-Name");
+  headers.emplace("Mcp-Name", "=?base64?ZWNobw==?=");  // "echo"
+  r = PostJson(call, headers, false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST_F(HttpTest, ALegacySessionAndModernRequestsShareOneServer) {
+  StartServer();
+  Handshake();
+  const Json list = ModernRequest(1, "tools/list");
+  for (int i = 0; i < 3; ++i) {
+    // Modern requests on the same connection as the session, with and without its id.
+    httplib::Result r = PostJson(list, ModernHeaders(list), i % 2 == 0);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(Json::parse(r->body)["result"]["resultType"], "complete");
+    const Json legacy = Call(Request(2, "tools/list"));
+    EXPECT_FALSE(legacy["result"].contains("resultType"));
+    EXPECT_EQ(legacy["result"]["tools"].size(), 3u);
+  }
+  EXPECT_EQ(transport_->session_count(), 1u);
+  // A modern server/discover never touches the session, and the 2025 answer to it is unchanged.
+  EXPECT_EQ(Call(Request(3, "server/discover"))["error"]["code"], kMethodNotFound);
+}
+
+TEST_F(HttpTest, ModernProgressStreamsAndClosingTheStreamCancels) {
+  StartServer();
+  Json call = ModernRequest(4, "tools/call",
+                            {{"name", "slow"}, {"arguments", {{"steps", 200}, {"ms", 10}}}});
+  call["params"]["_meta"]["progressToken"] = "tok";
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/mcp";
+  req.headers = ModernHeaders(call);
+  req.headers.emplace("Accept", kBoth);
+  req.body = call.dump();
+  req.set_header("Content-Type", "application/json");
+  int chunks = 0;
+  const Clock::time_point start = Clock::now();
+  req.content_receiver = [&](const char*, std::size_t, uint64_t, uint64_t) {
+    return ++chunks < 3;  // two progress events, then hang up
+  };
+  httplib::Result r = client().send(req);
+  EXPECT_GE(chunks, 3);
+  // The call stops soon after the client went away, well before its 2 s of steps.
+  client_.reset();
+  while (transport_->connection_count() > 0 && Clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
 }
 
 }  // namespace

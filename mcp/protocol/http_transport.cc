@@ -15,6 +15,8 @@
 #include <utility>
 #include <variant>
 
+#include <openssl/evp.h>
+
 #include "base/strings.h"
 #include "mcp/protocol/http_core.h"
 
@@ -175,6 +177,53 @@ HttpResponse ErrorResponse(int status, int code, const std::string& message) {
 
 HttpResponse EmptyResponse(int status) { return HttpResponse{static_cast<http::status>(status), 11}; }
 
+// A modern-era refusal: the JSON-RPC error response (with the request's id) on an HTTP status.
+HttpResponse RpcErrorResponse(int status, const Json& error) { return JsonResponse(status, Dump(error)); }
+
+// A header value as the 2026-07-28 client sends it: as is, or "=?base64?<UTF-8 as base64>?=" for
+// a value that is not safe header text (streamable-http.mdx). nullopt: a badly encoded value.
+std::optional<std::string> DecodeHeaderValue(std::string_view value) {
+  constexpr std::string_view kPrefix = "=?base64?";
+  constexpr std::string_view kSuffix = "?=";
+  if (value.size() < kPrefix.size() + kSuffix.size() || !StartsWithNoCase(value, kPrefix) ||
+      value.substr(value.size() - kSuffix.size()) != kSuffix) {
+    return std::string(value);
+  }
+  const std::string_view b64 =
+      value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size());
+  // EVP_DecodeBlock skips blanks and ignores what follows padding: check the alphabet first.
+  if (b64.size() % 4 != 0) return std::nullopt;
+  std::size_t padding = 0;
+  for (std::size_t i = 0; i < b64.size(); ++i) {
+    const char c = b64[i];
+    if (c == '=') {
+      if (i + 2 < b64.size()) return std::nullopt;
+      ++padding;
+    } else if (padding > 0 || !(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) {
+      return std::nullopt;
+    }
+  }
+  std::string out(b64.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(b64.data()),
+                                static_cast<int>(b64.size()));
+  if (n < 0 || static_cast<std::size_t>(n) < padding) return std::nullopt;
+  out.resize(static_cast<std::size_t>(n) - padding);
+  return out;
+}
+
+// What Mcp-Name must carry for a modern request: params.name of tools/call and prompts/get,
+// params.uri of resources/read; nullopt for other methods or when the body has no such string.
+std::optional<std::string> McpNameOf(const Message& m) {
+  const char* field = nullptr;
+  if (m.method == "tools/call" || m.method == "prompts/get") field = "name";
+  if (m.method == "resources/read") field = "uri";
+  if (!field || !m.params.is_object()) return std::nullopt;
+  auto it = m.params.find(field);
+  if (it == m.params.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 base::Result<ListenAddress> ParseListenAddress(const std::string& addr) {
@@ -307,6 +356,7 @@ class HttpTransport::Impl : public http_core::Handler {
     SessionPtr session;
     Accepts accepts;
     bool initialize = false;
+    bool modern = false;  // carries the 2026-07-28 claim: stateless, no session
   };
 
   base::Status CheckOptions() const {
@@ -503,8 +553,26 @@ class HttpTransport::Impl : public http_core::Handler {
     ParsedMessage parsed = ParseMessage(req.body());
     if (!parsed.ok()) return JsonResponse(400, Dump(parsed.error));
     call.message = std::move(*parsed.message);
+    if (HasModernClaim(call.message)) return PrepareModern(req, std::move(call));
     call.initialize =
         call.message.kind == Message::Kind::kRequest && call.message.method == "initialize";
+    if (HasHeader(req, "MCP-Protocol-Version") &&
+        IsModernVersion(HeaderValue(req, "MCP-Protocol-Version"))) {
+      // A 2026-07-28 header on a body without the claim (ladder rungs 3 and 4).
+      const Json& id = call.message.kind == Message::Kind::kRequest ? call.message.id : Json();
+      if (call.initialize) {
+        return RpcErrorResponse(
+            400, MakeError(id, kHeaderMismatch,
+                           "Header mismatch: MCP-Protocol-Version names a 2026-07-28 revision, "
+                           "but initialize carries no _meta claim (send it without the header to "
+                           "start a 2025 session)"));
+      }
+      return RpcErrorResponse(
+          400, MakeError(id, kInvalidParams,
+                         std::string("Invalid params: a 2026-07-28 request needs params._meta[\"") +
+                             kMetaProtocolVersion + "\"] and [\"" + kMetaClientCapabilities +
+                             "\"]"));
+    }
     if (!call.initialize) {
       if (std::optional<HttpResponse> bad = VersionHeaderError(req)) return std::move(*bad);
     }
@@ -524,6 +592,51 @@ class HttpTransport::Impl : public http_core::Handler {
                                ? HeaderValue(req, "MCP-Protocol-Version")
                                : "2025-03-26";
     }
+    return call;
+  }
+
+  // The 2026-07-28 ladder after the body was read (reference mcp-2026-07-28.md §2, HTTP rungs
+  // 2.1-2.6): envelope 400 -32602; headers that contradict the body 400 -32020; a revision we do
+  // not serve 400 -32022; required headers missing 400 -32020; a method the era does not have 404
+  // -32601. Mcp-Session-Id is ignored: the request runs in a Session of its own.
+  std::variant<HttpResponse, Call> PrepareModern(const HttpRequest& req, Call call) {
+    const Message& m = call.message;
+    if (std::optional<Json> e = server_.ModernEnvelopeError(m)) return RpcErrorResponse(400, *e);
+    const std::string claim = m.params["_meta"][kMetaProtocolVersion].get<std::string>();
+    const bool request = m.kind == Message::Kind::kRequest;
+    const std::optional<std::string> name = McpNameOf(m);
+    auto mismatch = [&](const std::string& why) {
+      return RpcErrorResponse(400, MakeError(request ? m.id : Json(), kHeaderMismatch,
+                                             "Header mismatch: " + why));
+    };
+    struct Expected {
+      const char* header;
+      std::optional<std::string> value;  // what the body says; nullopt: nothing to compare
+      bool required;
+    };
+    const Expected expected[] = {
+        {"MCP-Protocol-Version", claim, true},
+        {"Mcp-Method", m.method, request},
+        {"Mcp-Name", name, name.has_value()},
+    };
+    for (const Expected& e : expected) {
+      auto it = req.find(e.header);
+      if (it == req.end()) continue;
+      const std::optional<std::string> given = DecodeHeaderValue(it->value());
+      if (!given) return mismatch(std::string(e.header) + " is not valid =?base64?...?= text");
+      if (e.value && *given != *e.value) {
+        return mismatch(std::string(e.header) + " does not match the body");
+      }
+    }
+    if (std::optional<Json> e = server_.ModernVersionError(m)) return RpcErrorResponse(400, *e);
+    for (const Expected& e : expected) {
+      if (e.required && !HasHeader(req, e.header)) {
+        return mismatch(std::string("the ") + e.header + " header is required");
+      }
+    }
+    if (std::optional<Json> e = server_.ModernMethodError(m)) return RpcErrorResponse(404, *e);
+    call.modern = true;
+    call.session = std::make_shared<SessionEntry>();
     return call;
   }
 
@@ -551,7 +664,7 @@ class HttpTransport::Impl : public http_core::Handler {
       return exchange.Respond(EmptyResponse(202));
     }
     if (call.accepts.sse && message.method == "tools/call" && HasProgressToken(message.params)) {
-      return Stream(message, session, exchange);
+      return Stream(message, session, exchange, call.modern);
     }
     std::vector<Json> notes;
     std::optional<Json> reply =
@@ -576,17 +689,24 @@ class HttpTransport::Impl : public http_core::Handler {
     exchange.Respond(std::move(res));
   }
 
-  // Answers with an SSE stream: each notification reaches the client as it is sent. A client
-  // that goes away does not cancel the call (2025-11-25); what is left is not written.
-  void Stream(const Message& message, Session& session, Exchange& exchange) {
+  // Answers with an SSE stream: each notification reaches the client as it is sent. A legacy
+  // client that goes away does not cancel the call (2025-11-25); a modern one does (2026-07-28:
+  // closing the stream is the cancellation). Either way what is left is not written.
+  void Stream(const Message& message, Session& session, Exchange& exchange, bool modern) {
     StreamHead head{http::status::ok, 11};
     head.set(http::field::content_type, "text/event-stream");
     head.set(http::field::cache_control, "no-cache");
+    head.set("X-Accel-Buffering", "no");
     head.chunked(true);
     exchange.BeginStream(std::move(head));
     bool connected = true;
     auto write = [&](const Json& m) {
-      if (connected) connected = exchange.Event(SseEvent(m));
+      if (!connected) return;
+      connected = exchange.Event(SseEvent(m));
+      if (!connected && modern) {
+        std::lock_guard<std::mutex> lock(session.mu);
+        session.cancelled.insert(Serialize(message.id));
+      }
     };
     std::optional<Json> reply;
     try {

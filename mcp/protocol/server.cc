@@ -34,14 +34,23 @@ bool TakeCancelled(Session& session, const std::string& key) {
 
 std::string TypeName(const Json& j) { return j.type_name(); }
 
+// The log messages a call may send: a legacy call those at or above its session's level
+// (logging/setLevel), a modern call those at or above the logLevel its request named, and none
+// when it named none (2026-07-28 server/utilities/logging.mdx).
+struct LogPolicy {
+  bool from_session = true;
+  int threshold = -1;  // modern: the least rank sent; -1 sends nothing
+};
+
 class CallContext : public ToolContext {
  public:
   CallContext(Session& session, std::string key, Json progress_token,
-              const std::function<void(const Json&)>& notify)
+              const std::function<void(const Json&)>& notify, LogPolicy logs)
       : session_(session),
         key_(std::move(key)),
         progress_token_(std::move(progress_token)),
-        notify_(notify) {}
+        notify_(notify),
+        logs_(logs) {}
 
   void Progress(double progress, std::optional<double> total, const std::string& message) override {
     if (progress_token_.is_null() || !std::isfinite(progress) || Cancelled()) return;
@@ -56,12 +65,12 @@ class CallContext : public ToolContext {
   void Log(const std::string& level, const Json& data) override {
     int rank = LogRank(level);
     if (rank < 0) rank = LogRank("info");
-    int threshold;
-    {
+    int threshold = logs_.threshold;
+    if (logs_.from_session) {
       std::lock_guard<std::mutex> lock(session_.mu);
       threshold = LogRank(session_.log_level);
     }
-    if (rank < threshold || Cancelled() || !notify_) return;
+    if (threshold < 0 || rank < threshold || Cancelled() || !notify_) return;
     notify_(MakeNotification(
         "notifications/message",
         Json{{"level", kLogLevels[rank]}, {"logger", "slurm-mcp"}, {"data", data}}));
@@ -77,6 +86,7 @@ class CallContext : public ToolContext {
   const std::string key_;
   const Json progress_token_;
   const std::function<void(const Json&)>& notify_;
+  const LogPolicy logs_;
   std::optional<double> last_progress_;
 };
 
@@ -107,18 +117,152 @@ Json Resource::Describe() const {
   return d;
 }
 
+Json Prompt::Describe() const {
+  Json d = {{"name", name}};
+  if (!title.empty()) d["title"] = title;
+  if (!description.empty()) d["description"] = description;
+  Json args = Json::array();
+  for (const PromptArgument& a : arguments) {
+    Json arg = {{"name", a.name}};
+    if (!a.description.empty()) arg["description"] = a.description;
+    arg["required"] = a.required;
+    args.push_back(std::move(arg));
+  }
+  d["arguments"] = std::move(args);
+  return d;
+}
+
+Json SkillEntry::Describe() const {
+  Json resources = Json::array();
+  for (const SkillFile& f : files) {
+    resources.push_back(Json{{"uri", f.uri}, {"digest", f.digest}, {"size", f.size}});
+  }
+  return Json{{"uri", uri}, {"frontmatter", frontmatter}, {"resources", std::move(resources)}};
+}
+
+namespace {
+Json ModernVersionList() {
+  Json list = Json::array();
+  for (const char* v : kModernVersions) list.push_back(v);
+  return list;
+}
+}  // namespace
+
+bool HasModernClaim(const Message& message) {
+  if (!message.params.is_object()) return false;
+  auto meta = message.params.find("_meta");
+  return meta != message.params.end() && meta->is_object() && meta->contains(kMetaProtocolVersion);
+}
+
+bool IsModernVersion(std::string_view version) {
+  return std::find(std::begin(kModernVersions), std::end(kModernVersions), version) !=
+         std::end(kModernVersions);
+}
+
+bool IsLegacyVersion(std::string_view version) {
+  return std::find(std::begin(kProtocolVersions), std::end(kProtocolVersions), version) !=
+         std::end(kProtocolVersions);
+}
+
 Server::Server(ServerOptions options) : options_(std::move(options)) {}
+
+std::optional<Json> Server::ModernEnvelopeError(const Message& m) const {
+  const Json& meta = m.params["_meta"];
+  auto invalid = [&](const std::string& why) {
+    return MakeError(m.id, kInvalidParams, "Invalid params: " + why);
+  };
+  if (!meta[kMetaProtocolVersion].is_string()) {
+    return invalid(std::string("_meta[\"") + kMetaProtocolVersion + "\"] must be a string");
+  }
+  auto capabilities = meta.find(kMetaClientCapabilities);
+  if (capabilities == meta.end() || !capabilities->is_object()) {
+    return invalid(std::string("_meta[\"") + kMetaClientCapabilities +
+                   "\"] is required, an object ({} declares none)");
+  }
+  auto info = meta.find(kMetaClientInfo);
+  if (info != meta.end() && !info->is_object()) {
+    return invalid(std::string("_meta[\"") + kMetaClientInfo + "\"] must be an object");
+  }
+  auto level = meta.find(kMetaLogLevel);
+  if (level != meta.end() && (!level->is_string() || LogRank(level->get<std::string>()) < 0)) {
+    return invalid(std::string("_meta[\"") + kMetaLogLevel +
+                   "\"] must be one of debug, info, notice, warning, error, critical, alert, "
+                   "emergency");
+  }
+  return std::nullopt;
+}
+
+std::optional<Json> Server::ModernVersionError(const Message& m) const {
+  const std::string requested = m.params["_meta"][kMetaProtocolVersion].get<std::string>();
+  if (IsModernVersion(requested)) return std::nullopt;
+  return MakeError(m.id, kUnsupportedProtocolVersion, "Unsupported protocol version",
+                   Json{{"supported", ModernVersionList()},
+                        {"requested", requested}});
+}
+
+std::optional<Json> Server::ModernMethodError(const Message& m) const {
+  if (m.kind != Message::Kind::kRequest) return std::nullopt;
+  const std::string& method = m.method;
+  const bool resources = !options_.resources.empty();
+  const bool offered =
+      method == "server/discover" || method == "tools/list" || method == "tools/call" ||
+      (resources && (method == "resources/list" || method == "resources/read" ||
+                     method == "resources/templates/list")) ||
+      (!options_.prompts.empty() && (method == "prompts/list" || method == "prompts/get")) ||
+      (resources && !options_.skills.empty() && (method == "skills/list" || method == "skills/get"));
+  if (offered) return std::nullopt;
+  return MakeError(m.id, kMethodNotFound, "Method not found: " + method);
+}
 
 namespace {
 
 // The request handlers. Each returns the whole response (result or error), or nullopt.
 class Dispatch {
  public:
-  Dispatch(const ServerOptions& options, const Message& m, Session& session,
+  Dispatch(const Server& server, const Message& m, Session& session,
            const std::function<void(const Json&)>& notify)
-      : options_(options), m_(m), session_(session), notify_(notify) {}
+      : server_(server),
+        options_(server.options()),
+        m_(m),
+        session_(session),
+        notify_(notify),
+        modern_(HasModernClaim(m)) {}
 
-  std::optional<Json> Request() {
+  std::optional<Json> Request() { return modern_ ? ModernRequest() : LegacyRequest(); }
+
+  // The 2026-07-28 era: the ladder's checks, then the method, its result decorated.
+  std::optional<Json> ModernRequest() {
+    if (std::optional<Json> e = server_.ModernEnvelopeError(m_)) return e;
+    if (std::optional<Json> e = server_.ModernVersionError(m_)) return e;
+    if (std::optional<Json> e = server_.ModernMethodError(m_)) return e;
+    const std::string& method = m_.method;
+    std::optional<Json> reply;
+    bool cacheable = true;
+    if (method == "server/discover") {
+      reply = Discover();
+    } else if (method == "tools/list") {
+      reply = ListTools();
+    } else if (method == "resources/list") {
+      reply = ListResources();
+    } else if (method == "resources/read") {
+      reply = ReadResource();
+    } else if (method == "resources/templates/list") {
+      reply = ListResourceTemplates();
+    } else if (method == "prompts/list") {
+      reply = ListPrompts();
+    } else if (method == "skills/list") {
+      reply = ListSkills();
+    } else if (method == "skills/get") {
+      reply = GetSkill();
+    } else {
+      cacheable = false;
+      reply = method == "prompts/get" ? GetPrompt() : CallTool();
+    }
+    if (reply && reply->contains("result")) Decorate((*reply)["result"], cacheable);
+    return reply;
+  }
+
+  std::optional<Json> LegacyRequest() {
     const std::string& method = m_.method;
     if (method == "initialize") return Initialize();
     if (method == "ping") return MakeResult(m_.id, Json::object());
@@ -126,8 +270,10 @@ class Dispatch {
     const bool resources = !options_.resources.empty() &&
                            (method == "resources/list" || method == "resources/read" ||
                             method == "resources/templates/list");
+    const bool prompts =
+        !options_.prompts.empty() && (method == "prompts/list" || method == "prompts/get");
     const bool known = method == "tools/list" || method == "tools/call" ||
-                       method == "logging/setLevel" || resources;
+                       method == "logging/setLevel" || resources || prompts;
     bool answered;
     {
       std::lock_guard<std::mutex> lock(session_.mu);
@@ -144,12 +290,14 @@ class Dispatch {
     if (method == "resources/list") return ListResources();
     if (method == "resources/read") return ReadResource();
     if (method == "resources/templates/list") return ListResourceTemplates();
+    if (method == "prompts/list") return ListPrompts();
+    if (method == "prompts/get") return GetPrompt();
     return CallTool();
   }
 
   void Notification() {
     const std::string& method = m_.method;
-    if (method == "notifications/initialized") {
+    if (method == "notifications/initialized" && !modern_) {
       std::lock_guard<std::mutex> lock(session_.mu);
       session_.initialized = true;
     } else if (method == "notifications/cancelled") {
@@ -176,6 +324,106 @@ class Dispatch {
     error =
         Error(kInvalidParams, m_.method + ": params must be an object, not " + TypeName(m_.params));
     return false;
+  }
+
+  // What every modern result carries: resultType, and serverInfo in _meta; list and read results
+  // also the cache hint (2026-07-28 basic/index.mdx "ResultType", server/utilities/caching.mdx).
+  void Decorate(Json& result, bool cacheable) const {
+    result["resultType"] = "complete";
+    result["_meta"][kMetaServerInfo] = ServerInfo();
+    if (cacheable) {
+      result["ttlMs"] = options_.static_ttl_ms;
+      result["cacheScope"] = "public";
+    }
+  }
+
+  Json ServerInfo() const {
+    Json info = {{"name", options_.name}, {"version", options_.version}};
+    if (!options_.title.empty()) info["title"] = options_.title;
+    return info;
+  }
+
+  std::optional<Json> Discover() const {
+    Json capabilities = {{"tools", Json::object()}, {"logging", Json::object()}};
+    if (!options_.resources.empty()) capabilities["resources"] = Json::object();
+    if (!options_.prompts.empty()) capabilities["prompts"] = Json::object();
+    if (!options_.resources.empty() && !options_.skills.empty()) {
+      capabilities["extensions"] = {{kSkillsExtension, Json::object()}};
+    }
+    Json result = {
+        {"supportedVersions", ModernVersionList()},
+        {"capabilities", std::move(capabilities)}};
+    if (!options_.instructions.empty()) result["instructions"] = options_.instructions;
+    return MakeResult(m_.id, std::move(result));
+  }
+
+  std::optional<Json> ListPrompts() {
+    if (std::optional<Json> error = SinglePage()) return error;
+    Json prompts = Json::array();
+    for (const Prompt& p : options_.prompts) prompts.push_back(p.Describe());
+    return MakeResult(m_.id, Json{{"prompts", std::move(prompts)}});
+  }
+
+  std::optional<Json> GetPrompt() {
+    auto name = m_.params.is_object() ? m_.params.find("name") : m_.params.end();
+    if (!m_.params.is_object() || name == m_.params.end() || !name->is_string()) {
+      return Error(kInvalidParams, "prompts/get: params.name must be a string");
+    }
+    const std::string& wanted = name->get_ref<const std::string&>();
+    auto prompt = std::find_if(options_.prompts.begin(), options_.prompts.end(),
+                               [&](const Prompt& p) { return p.name == wanted; });
+    if (prompt == options_.prompts.end()) {
+      return Error(kInvalidParams, "Unknown prompt: " + wanted, Json{{"name", wanted}});
+    }
+    std::map<std::string, std::string> values;
+    auto args = m_.params.find("arguments");
+    if (args != m_.params.end() && !args->is_null()) {
+      if (!args->is_object()) {
+        return Error(kInvalidParams, "prompts/get: params.arguments must be an object");
+      }
+      for (auto it = args->begin(); it != args->end(); ++it) {
+        const bool declared =
+            std::any_of(prompt->arguments.begin(), prompt->arguments.end(),
+                        [&](const PromptArgument& a) { return a.name == it.key(); });
+        if (!declared) {
+          return Error(kInvalidParams,
+                       "prompts/get: prompt " + wanted + " has no argument " + it.key());
+        }
+        if (!it.value().is_string()) {
+          return Error(kInvalidParams,
+                       "prompts/get: argument " + it.key() + " must be a string");
+        }
+        values[it.key()] = it.value().get<std::string>();
+      }
+    }
+    for (const PromptArgument& a : prompt->arguments) {
+      if (a.required && values.count(a.name) == 0) {
+        return Error(kInvalidParams,
+                     "prompts/get: prompt " + wanted + " needs the argument " + a.name);
+      }
+    }
+    Json result = {{"messages", prompt->render ? prompt->render(values) : Json::array()}};
+    if (!prompt->description.empty()) result["description"] = prompt->description;
+    return MakeResult(m_.id, std::move(result));
+  }
+
+  std::optional<Json> ListSkills() {
+    if (std::optional<Json> error = SinglePage()) return error;
+    Json skills = Json::array();
+    for (const SkillEntry& s : options_.skills) skills.push_back(s.Describe());
+    return MakeResult(m_.id, Json{{"skills", std::move(skills)}});
+  }
+
+  std::optional<Json> GetSkill() {
+    auto uri = m_.params.is_object() ? m_.params.find("uri") : m_.params.end();
+    if (!m_.params.is_object() || uri == m_.params.end() || !uri->is_string()) {
+      return Error(kInvalidParams, "skills/get: params.uri must be a string");
+    }
+    const std::string& wanted = uri->get_ref<const std::string&>();
+    for (const SkillEntry& s : options_.skills) {
+      if (s.uri == wanted) return MakeResult(m_.id, Json{{"skill", s.Describe()}});
+    }
+    return Error(kInvalidParams, "Skill not found: " + wanted, Json{{"uri", wanted}});
   }
 
   std::optional<Json> Initialize() {
@@ -211,6 +459,7 @@ class Dispatch {
     if (!options_.resources.empty()) {
       capabilities["resources"] = {{"subscribe", false}, {"listChanged", false}};
     }
+    if (!options_.prompts.empty()) capabilities["prompts"] = {{"listChanged", false}};
     Json result = {
         {"protocolVersion", negotiated},
         {"capabilities", std::move(capabilities)},
@@ -286,7 +535,9 @@ class Dispatch {
       Json content = {{"uri", r.uri}, {"mimeType", r.mime_type}, {"text", r.text}};
       return MakeResult(m_.id, Json{{"contents", Json::array({std::move(content)})}});
     }
-    return Error(kResourceNotFound, "Resource not found: " + wanted, Json{{"uri", wanted}});
+    // 2026-07-28 renumbered "not found" to -32602 and forbids -32002 in modern responses.
+    return Error(modern_ ? kInvalidParams : kResourceNotFound, "Resource not found: " + wanted,
+                 Json{{"uri", wanted}});
   }
 
   std::optional<Json> CallTool() {
@@ -329,7 +580,14 @@ class Dispatch {
 
     const std::string key = Key(m_.id);
     if (TakeCancelled(session_, key)) return std::nullopt;  // cancelled before it started
-    CallContext context(session_, key, progress_token, notify_);
+    LogPolicy logs;
+    if (modern_) {
+      const Json& meta = m_.params["_meta"];
+      auto level = meta.find(kMetaLogLevel);
+      logs = LogPolicy{.from_session = false,
+                       .threshold = level == meta.end() ? -1 : LogRank(level->get<std::string>())};
+    }
+    CallContext context(session_, key, progress_token, notify_, logs);
     ToolResult r;
     if (!tool->run) {
       r.is_error = true;
@@ -361,17 +619,19 @@ class Dispatch {
     return MakeResult(m_.id, std::move(result));
   }
 
+  const Server& server_;
   const ServerOptions& options_;
   const Message& m_;
   Session& session_;
   const std::function<void(const Json&)>& notify_;
+  const bool modern_;  // the message carries the 2026-07-28 claim
 };
 
 }  // namespace
 
 std::optional<Json> Server::Handle(const Message& message, Session& session,
                                    const std::function<void(const Json&)>& notify) {
-  Dispatch dispatch(options_, message, session, notify);
+  Dispatch dispatch(*this, message, session, notify);
   switch (message.kind) {
     case Message::Kind::kResponse:
       return std::nullopt;  // we send no requests, so no response is awaited

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -370,6 +371,282 @@ TEST_F(ServerTest, ToolsSeeCancellationThroughTheContext) {
   call.join();
   // The slow tool stops within a poll interval of the cancellation, not at its 10 s limit.
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(2));
+  EXPECT_EQ(reply, std::nullopt);
+}
+
+
+// ---- The 2026-07-28 era (stateless; the claim in params._meta) ----
+
+Json Envelope(const std::string& version = "2026-07-28") {
+  return {{kMetaProtocolVersion, version},
+          {kMetaClientCapabilities, Json::object()},
+          {kMetaClientInfo, {{"name", "modern-test"}, {"version", "1"}}}};
+}
+
+// params with the modern envelope merged in.
+Json Modern(Json params = Json::object(), Json meta = Envelope()) {
+  for (auto& [k, v] : meta.items()) params["_meta"][k] = v;
+  return params;
+}
+
+// A server with everything the modern era can offer: tools, one resource, one prompt, one skill.
+ServerOptions FullOptions() {
+  ServerOptions options = testing_tools::Options();
+  options.resources.push_back(Resource{.uri = "skill://probe/SKILL.md", .name = "probe",
+                                       .text = "---\nname: probe\n---\n# Probe\n"});
+  options.prompts.push_back(Prompt{
+      .name = "probe",
+      .title = "Probe",
+      .description = "Probes.",
+      .arguments = {{.name = "symptom", .description = "what is wrong", .required = true},
+                    {.name = "node", .description = "", .required = false}},
+      .render = [](const std::map<std::string, std::string>& args) {
+        std::string text = "symptom=" + args.at("symptom");
+        if (args.count("node")) text += " node=" + args.at("node");
+        return Json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}});
+      }});
+  options.skills.push_back(SkillEntry{
+      .uri = "skill://probe/SKILL.md",
+      .frontmatter = {{"name", "probe"}, {"description", "Probes."}},
+      .files = {{.uri = "skill://probe/SKILL.md", .digest = "sha256:00", .size = 24}}});
+  return options;
+}
+
+class ModernTest : public ::testing::Test {
+ protected:
+  ModernTest() : server_(FullOptions()) {}
+
+  std::optional<Json> Send(const Message& m) {
+    return server_.Handle(m, session_, [this](const Json& n) { notes_.push_back(n); });
+  }
+  Json Result(const std::string& method, Json params = Json::object()) {
+    std::optional<Json> r = Send(Request("m", method, Modern(std::move(params))));
+    EXPECT_TRUE(r && r->contains("result")) << method << ": " << (r ? r->dump() : "none");
+    return r ? (*r)["result"] : Json();
+  }
+  static int Code(const std::optional<Json>& r) {
+    return r && r->contains("error") ? (*r)["error"]["code"].get<int>() : 0;
+  }
+
+  Server server_;
+  Session session_;
+  std::vector<Json> notes_;
+};
+
+TEST_F(ModernTest, DiscoverNeedsNoHandshakeAndDescribesTheServer) {
+  const Json d = Result("server/discover");
+  EXPECT_EQ(d["supportedVersions"], Json::array({"2026-07-28"}));
+  EXPECT_EQ(d["capabilities"]["tools"], Json::object());
+  EXPECT_EQ(d["capabilities"]["resources"], Json::object());
+  EXPECT_EQ(d["capabilities"]["prompts"], Json::object());
+  EXPECT_EQ(d["capabilities"]["extensions"][kSkillsExtension], Json::object());
+  EXPECT_EQ(d["instructions"], "Use the fake tools.");
+  EXPECT_EQ(d["_meta"][kMetaServerInfo]["name"], "slurm-mcp-test");
+  EXPECT_EQ(d["_meta"][kMetaServerInfo]["version"], "9.9.9");
+  EXPECT_FALSE(d.contains("serverInfo"));  // in _meta, not the body (spec PR #3002)
+  EXPECT_EQ(d["resultType"], "complete");
+  EXPECT_EQ(d["ttlMs"], 3'600'000);
+  EXPECT_EQ(d["cacheScope"], "public");
+  EXPECT_FALSE(session_.initialize_answered);  // stateless: the session was not touched
+}
+
+TEST_F(ModernTest, ExtensionsAndCapabilitiesFollowWhatTheServerHas) {
+  Server bare(testing_tools::Options());
+  Session session;
+  std::optional<Json> r =
+      bare.Handle(Request(1, "server/discover", Modern()), session, nullptr);
+  ASSERT_TRUE(r);
+  const Json& caps = (*r)["result"]["capabilities"];
+  EXPECT_FALSE(caps.contains("resources"));
+  EXPECT_FALSE(caps.contains("prompts"));
+  EXPECT_FALSE(caps.contains("extensions"));
+  for (const char* method : {"resources/list", "prompts/list", "skills/list"}) {
+    EXPECT_EQ(Code(bare.Handle(Request(2, method, Modern()), session, nullptr)), kMethodNotFound)
+        << method;
+  }
+}
+
+TEST_F(ModernTest, AMalformedEnvelopeIsInvalidParams) {
+  Json no_caps = Envelope();
+  no_caps.erase(kMetaClientCapabilities);
+  Json caps_not_object = Envelope();
+  caps_not_object[kMetaClientCapabilities] = "none";
+  Json version_not_string = Envelope();
+  version_not_string[kMetaProtocolVersion] = 20260728;
+  Json bad_level = Envelope();
+  bad_level[kMetaLogLevel] = "loud";
+  Json info_not_object = Envelope();
+  info_not_object[kMetaClientInfo] = "me";
+  for (const Json& meta : {no_caps, caps_not_object, version_not_string, bad_level, info_not_object}) {
+    std::optional<Json> r = Send(Request(7, "tools/list", Modern(Json::object(), meta)));
+    EXPECT_EQ(Code(r), kInvalidParams) << meta.dump();
+    EXPECT_EQ((*r)["id"], 7);
+  }
+  // clientInfo is optional: a request without it is served.
+  Json no_info = Envelope();
+  no_info.erase(kMetaClientInfo);
+  EXPECT_TRUE((*Send(Request(8, "tools/list", Modern(Json::object(), no_info)))).contains("result"));
+}
+
+TEST_F(ModernTest, AnUnservedRevisionNamesTheSupportedOnes) {
+  for (const char* version : {"v999.0.0", "2025-11-25", "2026-07-29"}) {
+    std::optional<Json> r = Send(Request(3, "tools/list", Modern(Json::object(), Envelope(version))));
+    ASSERT_EQ(Code(r), kUnsupportedProtocolVersion) << version;
+    EXPECT_EQ((*r)["error"]["data"]["supported"], Json::array({"2026-07-28"}));
+    EXPECT_EQ((*r)["error"]["data"]["requested"], version);
+    EXPECT_EQ((*r)["id"], 3);
+  }
+}
+
+TEST_F(ModernTest, RemovedAndUnknownMethodsAreMethodNotFound) {
+  for (const char* method : {"initialize", "ping", "logging/setLevel", "resources/subscribe",
+                             "resources/unsubscribe", "completion/complete", "nope"}) {
+    std::optional<Json> r = Send(Request(4, method, Modern()));
+    EXPECT_EQ(Code(r), kMethodNotFound) << method;
+  }
+  EXPECT_FALSE(session_.initialize_answered);  // a modern initialize does not start a session
+}
+
+TEST_F(ModernTest, EveryResultCarriesResultTypeAndServerInfoListsCarryCacheHints) {
+  for (const char* method : {"tools/list", "resources/list", "resources/templates/list",
+                             "prompts/list", "skills/list"}) {
+    const Json r = Result(method);
+    EXPECT_EQ(r["resultType"], "complete") << method;
+    EXPECT_EQ(r["_meta"][kMetaServerInfo]["name"], "slurm-mcp-test") << method;
+    EXPECT_EQ(r["cacheScope"], "public") << method;
+    EXPECT_EQ(r["ttlMs"], 3'600'000) << method;
+  }
+  const Json read = Result("resources/read", {{"uri", "skill://probe/SKILL.md"}});
+  EXPECT_EQ(read["cacheScope"], "public");
+  EXPECT_EQ(read["contents"][0]["text"], "---\nname: probe\n---\n# Probe\n");
+  // A tool's answer is live cluster state: no cache hint, ever.
+  const Json call = Result("tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}});
+  EXPECT_EQ(call["resultType"], "complete");
+  EXPECT_EQ(call["_meta"][kMetaServerInfo]["version"], "9.9.9");
+  EXPECT_EQ(call["structuredContent"]["echo"], "hi");
+  EXPECT_FALSE(call.contains("ttlMs"));
+  EXPECT_FALSE(call.contains("cacheScope"));
+  const Json prompt = Result("prompts/get", {{"name", "probe"}, {"arguments", {{"symptom", "x"}}}});
+  EXPECT_FALSE(prompt.contains("ttlMs"));
+}
+
+TEST_F(ModernTest, AMissingResourceIsInvalidParamsNotTheLegacyCode) {
+  std::optional<Json> r =
+      Send(Request(5, "resources/read", Modern({{"uri", "test://nonexistent-resource"}})));
+  EXPECT_EQ(Code(r), kInvalidParams);
+  EXPECT_EQ((*r)["error"]["data"]["uri"], "test://nonexistent-resource");
+  // The same read in a 2025 session keeps -32002.
+  Session legacy;
+  server_.Handle(Request(0, "initialize", InitParams("2025-11-25")), legacy, nullptr);
+  EXPECT_EQ(Code(server_.Handle(Request(6, "resources/read", {{"uri", "test://nonexistent"}}),
+                                legacy, nullptr)),
+            kResourceNotFound);
+}
+
+TEST_F(ModernTest, LogMessagesOnlyWhenTheRequestNamesALevel) {
+  Result("tools/call", {{"name", "log"}});
+  EXPECT_TRUE(notes_.empty()) << notes_.size() << " unsolicited log messages";
+  Json meta = Envelope();
+  meta[kMetaLogLevel] = "warning";
+  std::optional<Json> r = Send(Request(9, "tools/call", Modern({{"name", "log"}}, meta)));
+  ASSERT_TRUE(r && r->contains("result"));
+  std::vector<std::string> levels;
+  for (const Json& n : notes_) levels.push_back(n["params"]["level"]);
+  EXPECT_EQ(levels, (std::vector<std::string>{"warning", "error"}));
+}
+
+TEST_F(ModernTest, ProgressStillFlows) {
+  std::optional<Json> r =
+      Send(Request(10, "tools/call", Modern({{"name", "progress"}, {"_meta", {{"progressToken", "p"}}}})));
+  ASSERT_TRUE(r && r->contains("result")) << (r ? r->dump() : "");
+  ASSERT_FALSE(notes_.empty());
+  EXPECT_EQ(notes_[0]["method"], "notifications/progress");
+  EXPECT_EQ(notes_[0]["params"]["progressToken"], "p");
+}
+
+TEST_F(ModernTest, PromptsInBothEras) {
+  const Json list = Result("prompts/list");
+  ASSERT_EQ(list["prompts"].size(), 1u);
+  EXPECT_EQ(list["prompts"][0]["name"], "probe");
+  EXPECT_EQ(list["prompts"][0]["arguments"][0],
+            (Json{{"name", "symptom"}, {"description", "what is wrong"}, {"required", true}}));
+  const Json got = Result("prompts/get", {{"name", "probe"}, {"arguments", {{"symptom", "slow"}, {"node", "n1"}}}});
+  EXPECT_EQ(got["description"], "Probes.");
+  EXPECT_EQ(got["messages"][0]["content"]["text"], "symptom=slow node=n1");
+
+  // Errors: unknown prompt, missing or undeclared argument, non-string value.
+  const std::vector<Json> bad = {
+      {{"name", "nope"}, {"arguments", {{"symptom", "x"}}}},
+      {{"name", "probe"}},
+      {{"name", "probe"}, {"arguments", {{"node", "n1"}}}},
+      {{"name", "probe"}, {"arguments", {{"symptom", "x"}, {"extra", "y"}}}},
+      {{"name", "probe"}, {"arguments", {{"symptom", 3}}}},
+      {{"name", 3}},
+  };
+  for (const Json& params : bad) {
+    EXPECT_EQ(Code(Send(Request(11, "prompts/get", Modern(params)))), kInvalidParams) << params;
+  }
+
+  // The legacy era offers the same prompts after initialize, and declares them.
+  Session legacy;
+  std::optional<Json> init =
+      server_.Handle(Request(0, "initialize", InitParams("2025-11-25")), legacy, nullptr);
+  EXPECT_EQ((*init)["result"]["capabilities"]["prompts"], (Json{{"listChanged", false}}));
+  std::optional<Json> r = server_.Handle(
+      Request(12, "prompts/get", {{"name", "probe"}, {"arguments", {{"symptom", "s"}}}}), legacy,
+      nullptr);
+  ASSERT_TRUE(r && r->contains("result"));
+  EXPECT_EQ((*r)["result"]["messages"][0]["content"]["text"], "symptom=s");
+  EXPECT_FALSE((*r)["result"].contains("resultType"));  // legacy results are as they were
+  EXPECT_EQ(Code(server_.Handle(Request(13, "prompts/get", {{"name", "probe"}}), legacy, nullptr)),
+            kInvalidParams);
+}
+
+TEST_F(ModernTest, SkillsListAndGet) {
+  const Json list = Result("skills/list");
+  ASSERT_EQ(list["skills"].size(), 1u);
+  EXPECT_EQ(list["skills"][0]["uri"], "skill://probe/SKILL.md");
+  EXPECT_EQ(list["skills"][0]["frontmatter"]["name"], "probe");
+  EXPECT_EQ(list["skills"][0]["resources"][0]["size"], 24);
+  const Json got = Result("skills/get", {{"uri", "skill://probe/SKILL.md"}});
+  EXPECT_EQ(got["skill"], list["skills"][0]);
+  EXPECT_EQ(got["cacheScope"], "public");
+  std::optional<Json> r = Send(Request(14, "skills/get", Modern({{"uri", "skill://nope/SKILL.md"}})));
+  EXPECT_EQ(Code(r), kInvalidParams);
+  EXPECT_EQ((*r)["error"]["data"]["uri"], "skill://nope/SKILL.md");
+  // Not a legacy method.
+  Session legacy;
+  server_.Handle(Request(0, "initialize", InitParams("2025-11-25")), legacy, nullptr);
+  EXPECT_EQ(Code(server_.Handle(Request(15, "skills/list"), legacy, nullptr)), kMethodNotFound);
+}
+
+TEST_F(ModernTest, ALegacySessionAndModernRequestsInterleave) {
+  // One Session, as on one stdio connection: a 2025 handshake, modern requests between legacy
+  // ones, and neither era's answer changes the other's.
+  ASSERT_TRUE(Send(Request(0, "initialize", InitParams("2025-06-18"))));
+  EXPECT_EQ(Send(Notification("notifications/initialized")), std::nullopt);
+  EXPECT_EQ(Result("tools/list")["resultType"], "complete");
+  std::optional<Json> legacy = Send(Request(1, "tools/list"));
+  ASSERT_TRUE(legacy && legacy->contains("result"));
+  EXPECT_FALSE((*legacy)["result"].contains("resultType"));
+  EXPECT_FALSE((*legacy)["result"].contains("_meta"));
+  EXPECT_EQ(session_.protocol_version, "2025-06-18");
+  // logging/setLevel of the session does not make modern calls log.
+  Send(Request(2, "logging/setLevel", {{"level", "debug"}}));
+  Result("tools/call", {{"name", "log"}});
+  EXPECT_TRUE(notes_.empty());
+  Send(Request(3, "tools/call", {{"name", "log"}}));
+  EXPECT_EQ(notes_.size(), 4u);  // the legacy call logs at all four levels
+}
+
+TEST_F(ModernTest, CancellationReachesAModernCallByItsId) {
+  std::optional<Json> reply;
+  std::thread call([&] {
+    reply = server_.Handle(Request("c1", "tools/call", Modern({{"name", "slow"}})), session_, nullptr);
+  });
+  ASSERT_TRUE(testing_tools::WaitForSlowStart());
+  Send(Notification("notifications/cancelled", Modern({{"requestId", "c1"}})));
+  call.join();
   EXPECT_EQ(reply, std::nullopt);
 }
 

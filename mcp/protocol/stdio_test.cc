@@ -169,6 +169,33 @@ TEST(StdioTest, Handshake) {
   EXPECT_EQ((*r)["result"], Json::object());
 }
 
+TEST(StdioTest, ModernRequestsNeedNoHandshakeAndInterleaveWithALegacySession) {
+  Harness h;
+  const Json meta = {{kMetaProtocolVersion, "2026-07-28"}, {kMetaClientCapabilities, Json::object()}};
+  // First message: a modern discover, no initialize before it.
+  h.Send({{"jsonrpc", "2.0"}, {"id", "d"}, {"method", "server/discover"}, {"params", {{"_meta", meta}}}});
+  std::optional<Json> r = h.WaitFor("d");
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["result"]["supportedVersions"], Json::array({"2026-07-28"}));
+  // A modern tools/call runs on a worker like a legacy one.
+  h.Send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+          {"params", {{"name", "echo"}, {"arguments", {{"text", "modern"}}}, {"_meta", meta}}}});
+  r = h.WaitFor(1);
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["result"]["structuredContent"]["echo"], "modern");
+  EXPECT_EQ((*r)["result"]["resultType"], "complete");
+  // Then a 2025 session on the same process, and modern requests still served beside it.
+  h.Initialize();
+  h.Call(2, "echo", {{"text", "legacy"}});
+  r = h.WaitFor(2);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE((*r)["result"].contains("resultType"));
+  h.Send({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "ping"}, {"params", {{"_meta", meta}}}});
+  r = h.WaitFor(3);
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["error"]["code"], kMethodNotFound);  // removed in 2026-07-28
+}
+
 TEST(StdioTest, EarlyRequestIsRefusedAtOnce) {
   Harness h;
   h.Send(
