@@ -506,18 +506,21 @@ std::vector<Tool> ConformanceTools() {
                      r.content.push_back(TextBlock("Progress test completed"));
                      return r;
                    }});
-  tools.push_back({"test_tool_with_logging", "Logging",
-                   "Sends three log messages (conformance fixture).", no_args, nullptr,
-                   Json::object(), [](const Json&, ToolContext& context) {
-                     for (const char* m : {"Tool execution started", "Tool processing data",
-                                           "Tool execution completed"}) {
-                       context.Log("info", m);
-                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                     }
-                     ToolResult r;
-                     r.content.push_back(TextBlock("Logging test completed"));
-                     return r;
-                   }});
+  // The 2025 suite calls it test_tool_with_logging; the 2026-07-28 suite test_logging_tool (it
+  // checks that a modern request without logLevel gets no log message).
+  for (const char* name : {"test_tool_with_logging", "test_logging_tool"}) {
+    tools.push_back({name, "Logging", "Sends three log messages (conformance fixture).", no_args,
+                     nullptr, Json::object(), [](const Json&, ToolContext& context) {
+                       for (const char* m : {"Tool execution started", "Tool processing data",
+                                             "Tool execution completed"}) {
+                         context.Log("info", m);
+                         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                       }
+                       ToolResult r;
+                       r.content.push_back(TextBlock("Logging test completed"));
+                       return r;
+                     }});
+  }
   return tools;
 }
 

@@ -10,7 +10,10 @@
 # 127.0.0.1:0 (a free port; the server names it on stderr), with sessions by default (see
 # EXPECTED-FAILURES.md for why).
 # Environment: SLURM_MCP_CONFORMANCE_SESSIONS=off adds --no-sessions and uses the baseline
-# expected-failures-no-sessions.yaml; SLURM_MCP_REPLAY=DIR replays another bundle;
+# expected-failures-no-sessions.yaml; SLURM_MCP_CONFORMANCE_SPEC=2026-07-28 runs the suite's frozen
+# 2026-07-28 requirements instead (0.2.0-alpha.12, `--requirements 2026-07-28`, baseline
+# expected-failures-2026-07-28.yaml; the stateless era needs no sessions, so the server keeps its
+# default); SLURM_MCP_REPLAY=DIR replays another bundle;
 # SLURM_MCP_CONFORMANCE_RESULTS=DIR keeps the suite's result files.
 # The suite's "Total: N passed, M failed" line is reworded so that a CI log reader does not take it
 # for the closing line of the test run (it counts expected failures as failed).
@@ -26,8 +29,19 @@ prefix="$cache/conformance"
 node22="$prefix/node_modules/.bin/node"
 suite="$prefix/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 sessions="${SLURM_MCP_CONFORMANCE_SESSIONS:-on}"
+spec="${SLURM_MCP_CONFORMANCE_SPEC:-2025-11-25}"
 baseline="$here/expected-failures.yaml"
 [[ "$sessions" == off ]] && baseline="$here/expected-failures-no-sessions.yaml"
+selection=()  # 0.1.16: the active suite
+case "$spec" in
+  2025-11-25) ;;
+  2026-07-28)
+    suite="$prefix/node_modules/conformance-2026-07-28/dist/index.js"
+    baseline="$here/expected-failures-2026-07-28.yaml"
+    selection=(--requirements 2026-07-28)
+    ;;
+  *) echo "conformance.sh: SLURM_MCP_CONFORMANCE_SPEC must be 2025-11-25 or 2026-07-28, not $spec" >&2; exit 2 ;;
+esac
 
 [[ -x "$bin" ]] || { echo "conformance.sh: no server binary at $bin" >&2; exit 2; }
 if [[ ! -x "$node22" || ! -f "$suite" ]]; then
@@ -71,13 +85,13 @@ if [[ -z "$url" ]]; then
   exit 2
 fi
 
-echo "conformance.sh: @modelcontextprotocol/conformance $("$node22" -p 'require(process.argv[1]).version' "$prefix/node_modules/@modelcontextprotocol/conformance/package.json")" \
+echo "conformance.sh: @modelcontextprotocol/conformance $("$node22" -p 'require(process.argv[1]).version' "$(dirname "$(dirname "$suite")")/package.json") (spec $spec)" \
      "on node $("$node22" --version) against $url (sessions $sessions, pid $pid), baseline ${baseline#$src/}"
 start=$SECONDS
 # Node 22 first on PATH: conformance 0.1.16 imports fs.globSync, which Node 20 lacks.
 # Run from the scratch folder so the suite's result files never land in the source tree.
 (cd "$work" && PATH="$(dirname "$node22"):$PATH" "$node22" "$suite" server \
-   --url "$url" --expected-failures "$baseline" -o "$work/results") 2>&1 \
+   --url "$url" "${selection[@]}" --expected-failures "$baseline" -o "$work/results") 2>&1 \
   | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/^Total: /Conformance scenarios, total: /'
 rc=${PIPESTATUS[0]}
 

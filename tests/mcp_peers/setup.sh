@@ -7,8 +7,10 @@
 # prefixes, each installed from the package.json committed beside this script (exact versions,
 # npm registry only):
 #   CACHE_DIR/sdk          @modelcontextprotocol/sdk + zod      (driven by the machine's node)
-#   CACHE_DIR/conformance  @modelcontextprotocol/conformance + node@22 (conformance needs Node >= 22;
-#                          the npm package `node` ships a Node 22 binary as node_modules/.bin/node)
+#   CACHE_DIR/conformance  @modelcontextprotocol/conformance 0.1.16 (2025-11-25), the same package at
+#                          0.2.0-alpha.12 as conformance-2026-07-28 (the 2026-07-28 requirements),
+#                          + node@22 (conformance needs Node >= 22; the npm package `node` ships a
+#                          Node 22 binary as node_modules/.bin/node)
 # A prefix whose package.json matches and whose installed packages have the pinned versions is left
 # alone, so a second run is offline and takes well under a second.
 set -euo pipefail
@@ -44,7 +46,9 @@ installed_ok() {
     const fs = require("fs"), path = require("path");
     const [dir] = process.argv.slice(1);
     const want = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).dependencies;
-    for (const [pkg, ver] of Object.entries(want)) {
+    for (const [pkg, spec] of Object.entries(want)) {
+      // An alias ("npm:NAME@VERSION") installs NAME under the alias name.
+      const ver = spec.startsWith("npm:") ? spec.slice(spec.lastIndexOf("@") + 1) : spec;
       let got;
       try { got = JSON.parse(fs.readFileSync(path.join(dir, "node_modules", pkg, "package.json"), "utf8")).version; }
       catch { process.exit(1); }
@@ -55,6 +59,7 @@ installed_ok() {
     v="$("$dir/node_modules/.bin/node" --version 2>/dev/null)" || return 1
     [[ "$v" == v22.* ]] || return 1
     [[ -f "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]] || return 1
+    [[ -f "$dir/node_modules/conformance-2026-07-28/dist/index.js" ]] || return 1
   fi
   return 0
 }
