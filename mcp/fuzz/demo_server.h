@@ -1,5 +1,5 @@
 // The server the MCP fuzz targets talk to: slurm-mcp's tools on the replay back-end of the
-// recorded demo bundle (fixtures/demo) and the shipped runbooks as resources, built once per
+// recorded demo bundle (fixtures/demo) and the shipped runbooks as resources, skills and prompts, built once per
 // process, as `slurm-mcp serve --replay fixtures/demo --skills skills` builds it. Aborts when the
 // bundle does not load: a fuzzer on a broken fixture would measure nothing.
 #ifndef SLURM_RCA_MCP_FUZZ_DEMO_SERVER_H_
@@ -30,7 +30,10 @@ inline Server& DemoServer() {
     ServerOptions options;
     options.instructions = "fuzzing";
     options.tools = BuildTools(surface);
-    options.resources = skills::LoadSkillResources(SLURM_RCA_SOURCE_DIR "/skills").resources;
+    skills::SkillResourceLoad runbooks = skills::LoadSkillResources(SLURM_RCA_SOURCE_DIR "/skills");
+    options.resources = std::move(runbooks.resources);
+    options.skills = std::move(runbooks.skills);
+    options.prompts = std::move(runbooks.prompts);
     return new Server(std::move(options));
   }();
   return *server;

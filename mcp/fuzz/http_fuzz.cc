@@ -7,6 +7,8 @@
 //   - output that is not a sequence of HTTP/1.1 responses, or a 5xx (an exception in a handler);
 //   - a JSON response body that is not a JSON-RPC message object ("jsonrpc": "2.0");
 //   - a 200 JSON body that answers no request (neither result nor error);
+//   - a 2026-07-28 transport error (-32020 header mismatch, -32022 unsupported version) on a
+//     status other than 400;
 //   - a session left behind by a request that was not an initialize answered with 200.
 #include <algorithm>
 #include <cctype>
@@ -65,6 +67,11 @@ void CheckResponses(std::string_view out, bool head_sent) {
     if (!j.is_object() || j.value("jsonrpc", "") != "2.0") Fail("body is no JSON-RPC object", all);
     if (code == "200" && !j.contains("result") && !j.contains("error")) {
       Fail("200 without result or error", all);
+    }
+    const Json error_code = j.contains("error") && j["error"].is_object() ? j["error"].value("code", Json())
+                                                                          : Json();
+    if ((error_code == -32020 || error_code == -32022) && code != "400") {
+      Fail("a -32020 or -32022 not on HTTP 400", all);
     }
   }
 }

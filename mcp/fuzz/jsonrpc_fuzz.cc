@@ -6,6 +6,9 @@
 //   - an answer to a request that is not a response to that id (exactly one of result and error,
 //     an integer error code), or any answer or notification whose serialized line does not parse
 //     back as a valid message of its kind;
+//   - a result to a request with the 2026-07-28 claim without resultType "complete" and
+//     _meta.serverInfo, an error to one with the legacy code -32002, or a notifications/message
+//     sent for one that named no logLevel;
 //   - an exception escaping ParseMessage or Server::Handle (libFuzzer reports it as a crash).
 #include <cstdint>
 #include <cstdio>
@@ -100,7 +103,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ParsedMessage round = ParseMessage(wire);
     if (!round.ok() || !Same(*round.message, message)) Fail("round trip", wire);
 
-    auto notify = [](const Json& note) { Reparse(note, Message::Kind::kNotification); };
+    const bool modern = slurm_rca::mcp::HasModernClaim(message);
+    const bool log_level_named =
+        modern && message.params["_meta"].contains(slurm_rca::mcp::kMetaLogLevel);
+    auto notify = [&](const Json& note) {
+      const Message n = Reparse(note, Message::Kind::kNotification);
+      if (modern && !log_level_named && n.method == "notifications/message") {
+        Fail("a log message for a modern request without logLevel", wire);
+      }
+    };
     std::optional<Json> reply = server.Handle(message, session, notify);
     if (message.kind != Message::Kind::kRequest) {
       if (reply) Fail("answered a notification or response", wire);
@@ -114,6 +125,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (!answer.error.is_null() && !answer.error["code"].is_number_integer()) {
       Fail("error without an integer code", Serialize(*reply));
+    }
+    if (modern && !answer.result.is_null() &&
+        (answer.result.value("resultType", "") != "complete" ||
+         !answer.result["_meta"].contains(slurm_rca::mcp::kMetaServerInfo))) {
+      Fail("a modern result without resultType or serverInfo", Serialize(*reply));
+    }
+    if (modern && !answer.error.is_null() && answer.error["code"] == -32002) {
+      Fail("the legacy -32002 in a modern answer", Serialize(*reply));
     }
   }
   return 0;
