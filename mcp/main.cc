@@ -357,7 +357,8 @@ int main(int argc, char** argv) {
   std::string skills_dir = installed ? *installed + "/skills" : SLURM_MCP_DEFAULT_SKILLS_DIR;
   auto* skills_opt = serve->add_option(
       "--skills", skills_dir,
-      "Runbooks served read-only as skill://<name>/SKILL.md resources ('' serves none; default: "
+      "Runbooks served read-only as skill://<name>/SKILL.md resources, as prompts (both eras) "
+      "and as the 2026-07-28 Skills extension ('' serves none; default: "
       "BIN/../share/slurm-rca/skills, /usr/share/slurm-rca/skills when installed, else the "
       "source tree's skills/)");
   std::string metrics_addr;
