@@ -196,6 +196,38 @@ TEST(StdioTest, ModernRequestsNeedNoHandshakeAndInterleaveWithALegacySession) {
   EXPECT_EQ((*r)["error"]["code"], kMethodNotFound);  // removed in 2026-07-28
 }
 
+TEST(StdioTest, ModernLadderOverStdio) {
+  // Raw lines, each rung of the ladder that stdio has (no headers there): envelope, revision,
+  // method; the error echoes the id and the session stays untouched.
+  Harness h;
+  const std::vector<std::pair<std::string, int>> cases = {
+      {R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})",
+       kInvalidParams},
+      {R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}})",
+       kInvalidParams},
+      {R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}})",
+       kUnsupportedProtocolVersion},
+      {R"({"jsonrpc":"2.0","id":4,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})",
+       kMethodNotFound},
+      {R"({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"debug","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})",
+       kMethodNotFound},
+      {R"({"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"skill://x/SKILL.md","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})",
+       kMethodNotFound},  // the test server has no resources: not offered at all
+  };
+  for (const auto& [line, code] : cases) {
+    h.SendRaw(line + "\n");
+    const Json id = Json::parse(line)["id"];
+    std::optional<Json> r = h.WaitFor(id, milliseconds(2000));
+    ASSERT_TRUE(r) << line;
+    EXPECT_EQ((*r)["error"]["code"], code) << line;
+  }
+  // The modern initialize did not start a session: a 2025 request is still refused before one.
+  h.Send({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/list"}});
+  std::optional<Json> r = h.WaitFor(7, milliseconds(2000));
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)["error"]["code"], kInvalidRequest);
+}
+
 TEST(StdioTest, EarlyRequestIsRefusedAtOnce) {
   Harness h;
   h.Send(
