@@ -75,8 +75,9 @@ TEST_F(ToolsTest, FixtureToolsOnlyWhenAsked) {
   o.backend = backend_.get();
   o.conformance_fixtures = true;
   std::vector<Tool> with = BuildTools(o);
-  ASSERT_EQ(with.size(), 7u);
+  ASSERT_EQ(with.size(), 8u);
   EXPECT_EQ(with[3].name, "test_simple_text");
+  EXPECT_EQ(with[7].name, "test_logging_tool");  // the 2026-07-28 suite's name for with_logging
 }
 
 TEST_F(ToolsTest, OverviewReadsNodesQueueAndDiagnosticsInOrder) {
