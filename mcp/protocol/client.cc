@@ -31,6 +31,85 @@ constexpr std::size_t kMaxLineBytes = 64u << 20;
 constexpr std::size_t kMaxBodyBytes = 64u << 20;
 
 const char* const kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+// The modern revisions this client speaks.
+const char* const kModernVersions[] = {"2026-07-28"};
+
+// The `_meta` keys of the modern envelope (basic/index.mdx, "_meta").
+constexpr char kMetaProtocolVersion[] = "io.modelcontextprotocol/protocolVersion";
+constexpr char kMetaClientInfo[] = "io.modelcontextprotocol/clientInfo";
+constexpr char kMetaClientCapabilities[] = "io.modelcontextprotocol/clientCapabilities";
+constexpr char kMetaLogLevel[] = "io.modelcontextprotocol/logLevel";
+constexpr char kMetaServerInfo[] = "io.modelcontextprotocol/serverInfo";
+constexpr int kUnsupportedProtocolVersion = -32022;
+
+bool IsModernVersion(const std::string& v) {
+  for (const char* m : kModernVersions) {
+    if (v == m) return true;
+  }
+  return false;
+}
+
+// The modern claim of a message: its params._meta protocol version, or "" when it has none.
+std::string ModernClaim(const Json& message) {
+  auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) return "";
+  auto meta = params->find("_meta");
+  if (meta == params->end() || !meta->is_object()) return "";
+  auto v = meta->find(kMetaProtocolVersion);
+  return v != meta->end() && v->is_string() ? v->get<std::string>() : "";
+}
+
+// What Mcp-Name mirrors for a method (streamable-http.mdx; the TS SDK's MCP_NAME_HEADER_SOURCE),
+// or nullptr when the method has no Mcp-Name.
+const char* McpNameField(const std::string& method) {
+  if (method == "tools/call" || method == "prompts/get") return "name";
+  if (method == "resources/read") return "uri";
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") {
+    return "taskId";
+  }
+  return nullptr;
+}
+
+std::string Base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned n = static_cast<unsigned char>(bytes[i]) << 16 |
+                       static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(n >> shift) & 63]);
+  }
+  if (i < bytes.size()) {
+    unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+// A value as an MCP header carries it: as is when it is safe header text, else
+// =?base64?<base64 of its UTF-8>?= (streamable-http.mdx; the same test as the TS SDK's
+// needsBase64, which also encodes a value that already looks encoded, to avoid ambiguity).
+std::string McpHeaderValue(std::string_view value) {
+  constexpr std::string_view kPrefix = "=?base64?", kSuffix = "?=";
+  bool safe = !value.empty() && !(value.size() >= kPrefix.size() + kSuffix.size() &&
+                                  value.substr(0, kPrefix.size()) == kPrefix &&
+                                  value.substr(value.size() - kSuffix.size()) == kSuffix);
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  if (safe && (space(value.front()) || space(value.back()))) safe = false;
+  for (char c : value) {
+    const auto b = static_cast<unsigned char>(c);
+    if (!(b == '\t' || (b >= 0x20 && b <= 0x7e))) safe = false;
+  }
+  if (safe) return std::string(value);
+  return std::string(kPrefix) + Base64(value) + std::string(kSuffix);
+}
 
 // Writes all of `data`. A server that went away yields EPIPE here rather than a SIGPIPE that
 // would kill the caller: the signal is blocked for this thread and a pending one is consumed.
@@ -412,8 +491,23 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
   req.body = Serialize(message);
   req.set_header("Content-Type", "application/json");
   req.set_header("Accept", "application/json, text/event-stream");
-  if (!session.empty()) req.set_header("Mcp-Session-Id", session);
-  if (!version.empty()) req.set_header("MCP-Protocol-Version", version);
+  const std::string claim = ModernClaim(message);
+  const bool modern = !claim.empty();
+  if (modern) {
+    // Stateless: the headers mirror the body (and the server checks that they do).
+    const std::string method = message.value("method", std::string());
+    req.set_header("MCP-Protocol-Version", claim);
+    req.set_header("Mcp-Method", method);
+    const char* field = McpNameField(method);
+    const Json& params = message["params"];
+    auto name = field ? params.find(field) : params.end();
+    if (name != params.end() && name->is_string()) {
+      req.set_header("Mcp-Name", McpHeaderValue(name->get_ref<const std::string&>()));
+    }
+  } else {
+    if (!session.empty()) req.set_header("Mcp-Session-Id", session);
+    if (!version.empty()) req.set_header("MCP-Protocol-Version", version);
+  }
   if (bearer_token_) req.set_header("Authorization", "Bearer " + *bearer_token_);
 
   bool answered = false;  // the status line and headers arrived
@@ -427,7 +521,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
     answered = true;
     sse = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
     std::string issued = r.get_header_value("Mcp-Session-Id");
-    if (!issued.empty()) {
+    if (!issued.empty() && !modern) {
       std::lock_guard<std::mutex> lock(mu_);
       session_id_ = issued;
     }
@@ -516,10 +610,21 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
                              : "HTTP " + std::to_string(res.status) + " without a response",
                          http);
   }
-  // An error status may carry a JSON-RPC error; its message is the most useful one.
-  std::string why = "HTTP " + std::to_string(res.status);
-  if (res.status == 404 && !session.empty()) why += " (session expired: initialize again)";
+  // An error status may carry a JSON-RPC error. A modern one answers the request (the spec sends
+  // -32602, -32020, -32021, -32022 with 400 and -32601 with 404); elsewhere its message is the
+  // most useful part of the transport error.
   ParsedMessage p = ParseMessage(body);
+  const bool rpc_error = p.ok() && p.message->kind == Message::Kind::kResponse &&
+                         p.message->error.is_object() &&
+                         (p.message->id == id || p.message->id.is_null());
+  if (modern && !id.is_null() && rpc_error && !sse && res.status >= 400 && res.status < 500 &&
+      res.status != 401 && res.status != 403) {
+    return Json{{"jsonrpc", "2.0"}, {"id", id}, {"error", p.message->error}};
+  }
+  std::string why = "HTTP " + std::to_string(res.status);
+  if (res.status == 404 && !session.empty() && !modern) {
+    why += " (session expired: initialize again)";
+  }
   if (p.ok() && p.message->kind == Message::Kind::kResponse && p.message->error.is_object()) {
     why += ": " + p.message->error.value("message", std::string());
   } else if (!p.ok() && p.error.is_object() && body.size() < 1000) {
@@ -576,8 +681,62 @@ void Client::OnNotification(const Json& notification) {
   if (options_.on_notification) options_.on_notification(notification);
 }
 
+const char* EraName(Era era) { return era == Era::kModern ? "modern" : "legacy"; }
+
+Json Client::Envelope() const {
+  Json meta = {{kMetaProtocolVersion, connection_.protocol_version},
+               {kMetaClientInfo, client_info_},
+               {kMetaClientCapabilities, Json::object()}};
+  std::lock_guard<std::mutex> lock(log_level_mu_);
+  if (!log_level_.empty()) meta[kMetaLogLevel] = log_level_;
+  return meta;
+}
+
+Status Client::RefusedInModern(const std::string& method) const {
+  // What 2026-07-28 removed (changelog.mdx; schema.ts ClientRequest, ClientNotification).
+  static const char* const kRemoved[] = {"initialize",
+                                         "notifications/initialized",
+                                         "ping",
+                                         "logging/setLevel",
+                                         "resources/subscribe",
+                                         "resources/unsubscribe",
+                                         "notifications/roots/list_changed",
+                                         "notifications/elicitation/complete"};
+  for (const char* removed : kRemoved) {
+    if (method == removed) {
+      return RpcError(kMethodNotFound, method + " does not exist in MCP " +
+                                           connection_.protocol_version +
+                                           ", the revision this client connected with");
+    }
+  }
+  return Status();
+}
+
+namespace {
+
+// Stamps the modern envelope on params: the keys the caller did not set.
+Status AddEnvelope(const std::string& method, const Json& envelope, Json& params) {
+  if (params.is_null()) params = Json::object();
+  if (!params.is_object()) {
+    return RpcError(kInvalidParams, method + ": params of a modern message must be an object");
+  }
+  Json& meta = params["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  for (const auto& [key, value] : envelope.items()) {
+    if (!meta.contains(key)) meta[key] = value;
+  }
+  return Status();
+}
+
+}  // namespace
+
 Result<Json> Client::Call(const std::string& method, Json params,
                           std::optional<std::chrono::milliseconds> timeout) {
+  const bool modern = connection_.era == Era::kModern;
+  if (modern) {
+    if (Status refused = RefusedInModern(method); !refused.ok()) return refused;
+    if (Status bad = AddEnvelope(method, Envelope(), params); !bad.ok()) return bad;
+  }
   const Json id = next_id_.fetch_add(1);
   Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) request["params"] = std::move(params);
@@ -603,11 +762,175 @@ Result<Json> Client::Call(const std::string& method, Json params,
   if (result == response.end()) {
     return RpcError(kTransportError, method + ": response without a result");
   }
+  if (modern && result->is_object()) {
+    // An absent resultType means complete (basic/index.mdx, "ResultType").
+    auto type = result->find("resultType");
+    if (type != result->end() && *type != "complete") {
+      return RpcError(kTransportError, method + ": the server answered resultType " + type->dump() +
+                                           ", which this client does not handle");
+    }
+  }
   return *result;
 }
 
 Status Client::Notify(const std::string& method, Json params) {
+  if (connection_.era == Era::kModern) {
+    if (Status refused = RefusedInModern(method); !refused.ok()) return refused;
+    if (Status bad = AddEnvelope(method, Envelope(), params); !bad.ok()) return bad;
+  }
   return transport_->Notify(MakeNotification(method, std::move(params)));
+}
+
+struct Client::Probe {
+  enum class Verdict { kModern, kRetry, kLegacy, kError };
+  Verdict verdict = Verdict::kLegacy;
+  Json result;        // kModern: the DiscoverResult
+  std::string retry;  // kRetry: the revision to probe next
+  Status status;      // kLegacy (when an error decided it) and kError: why
+  std::string why;    // kLegacy: what decided it, for Connection::fallback
+};
+
+Client::Probe Client::Discover(const std::string& version) {
+  Probe p;
+  auto legacy = [&p](std::string why, Status status = Status()) {
+    p.verdict = Probe::Verdict::kLegacy;
+    p.why = "server/discover: " + why;
+    p.status = status.ok() ? RpcError(kTransportError, p.why) : std::move(status);
+    return p;
+  };
+  Json request = {{"jsonrpc", "2.0"},
+                  {"id", next_id_.fetch_add(1)},
+                  {"method", "server/discover"},
+                  {"params",
+                   {{"_meta",
+                     {{kMetaProtocolVersion, version},
+                      {kMetaClientInfo, client_info_},
+                      {kMetaClientCapabilities, Json::object()}}}}}};
+  Result<Json> r = transport_->Request(request, options_.timeout);
+  if (!r.ok()) {
+    // No JSON-RPC answer. Over HTTP a 4xx without a modern error body is a server that does not
+    // know the modern era; 401/403, 5xx, a timeout and a refused connection say nothing about
+    // the era. Over stdio a timeout or EOF is a legacy server's answer to an unknown first
+    // message (the TS SDK falls back on both).
+    const Status& s = r.status();
+    const Json data = RpcData(s);
+    const Json http = data.is_object() ? data.value("httpStatus", Json()) : Json();
+    const int status = http.is_number_integer() ? http.get<int>() : 0;
+    if (status >= 400 && status < 500 && status != 401 && status != 403) {
+      return legacy(s.message(), s);
+    }
+    if (status != 0 || transport_->kind() == ClientTransport::Kind::kHttp) {
+      p.verdict = Probe::Verdict::kError;
+      p.status = RpcError(s.rpc_code(), "server/discover: " + s.message(), data);
+      return p;
+    }
+    return legacy(s.message(), s);
+  }
+  const Json& response = r.value();
+  auto error = response.find("error");
+  if (error != response.end() && error->is_object()) {
+    const Json code = error->value("code", Json());
+    const std::string message = error->value("message", std::string());
+    const Json data = error->value("data", Json());
+    Status status =
+        RpcError(code.is_number_integer() ? code.get<int>() : kInternalError, message, data);
+    if (code == kUnsupportedProtocolVersion) {
+      // A modern server that does not serve `version`: try one it lists, if this client speaks
+      // it; a server that lists only legacy revisions is a legacy server.
+      const Json supported = data.is_object() ? data.value("supported", Json()) : Json();
+      if (supported.is_array()) {
+        for (const Json& v : supported) {
+          if (v.is_string() && IsModernVersion(v.get<std::string>())) {
+            p.verdict = Probe::Verdict::kRetry;
+            p.retry = v.get<std::string>();
+            p.status = std::move(status);
+            return p;
+          }
+        }
+      }
+      return legacy("error -32022 (" + message + "), supported " + supported.dump(),
+                    std::move(status));
+    }
+    return legacy("error " + code.dump() + ": " + message, std::move(status));
+  }
+  const Json result = response.value("result", Json());
+  const Json versions = result.is_object() ? result.value("supportedVersions", Json()) : Json();
+  if (!versions.is_array() || !result.value("capabilities", Json()).is_object()) {
+    return legacy("the result is not a DiscoverResult (supportedVersions, capabilities)");
+  }
+  std::string mutual;
+  for (const Json& v : versions) {
+    if (v == version) {
+      p.verdict = Probe::Verdict::kModern;
+      p.result = result;
+      return p;
+    }
+    if (v.is_string() && mutual.empty() && IsModernVersion(v.get<std::string>())) mutual = v;
+  }
+  if (!mutual.empty()) {
+    p.verdict = Probe::Verdict::kRetry;
+    p.retry = mutual;
+    p.status = RpcError(kUnsupportedProtocolVersion, "supportedVersions lacks " + version);
+    return p;
+  }
+  return legacy("supportedVersions " + versions.dump() + " has no revision this client speaks");
+}
+
+Result<Connection> Client::Connect(const std::string& client_name,
+                                   const std::string& client_version, EraMode mode) {
+  client_info_ = {{"name", client_name}, {"version", client_version}};
+  std::string fallback;
+  if (mode != EraMode::kLegacy) {
+    std::string version = options_.modern_protocol_version;
+    for (int attempt = 0;; ++attempt) {
+      Probe p = Discover(version);
+      if (p.verdict == Probe::Verdict::kModern) {
+        Connection c;
+        c.era = Era::kModern;
+        c.protocol_version = version;
+        const Json meta = p.result.value("_meta", Json::object());
+        c.server_info =
+            meta.is_object() ? meta.value(kMetaServerInfo, Json::object()) : Json::object();
+        c.capabilities = p.result["capabilities"];
+        const Json instructions = p.result.value("instructions", Json());
+        if (instructions.is_string()) c.instructions = instructions.get<std::string>();
+        for (const Json& v : p.result["supportedVersions"]) {
+          if (v.is_string()) c.supported_versions.push_back(v.get<std::string>());
+        }
+        connection_ = std::move(c);
+        return connection_;
+      }
+      if (p.verdict == Probe::Verdict::kError) return p.status;
+      if (p.verdict == Probe::Verdict::kRetry) {
+        // Once: a server that refuses the revision it just listed will not agree on another.
+        if (attempt == 0) {
+          version = p.retry;
+          continue;
+        }
+        return RpcError(p.status.rpc_code(),
+                        "server/discover: the server refused " + version +
+                            ", a revision it lists: " + p.status.message(),
+                        RpcData(p.status));
+      }
+      if (mode == EraMode::kModern) {
+        return RpcError(p.status.rpc_code(),
+                        "the client is pinned to MCP " + options_.modern_protocol_version +
+                            " and the server does not speak it: " + p.why,
+                        RpcData(p.status));
+      }
+      fallback = p.why;
+      break;
+    }
+  }
+  Result<InitializeResult> init = Initialize(client_name, client_version);
+  if (!init.ok()) {
+    if (fallback.empty()) return init.status();
+    return RpcError(init.status().rpc_code(),
+                    "initialize (after " + fallback + "): " + init.status().message(),
+                    RpcData(init.status()));
+  }
+  connection_.fallback = fallback;
+  return connection_;
 }
 
 Result<InitializeResult> Client::Initialize(const std::string& client_name,
@@ -628,8 +951,8 @@ Result<InitializeResult> Client::Initialize(const std::string& client_name,
   for (const char* v : kSupportedVersions) supported = supported || init.protocol_version == v;
   if (!supported) {
     return RpcError(kTransportError, "initialize: the server chose protocol " +
-                                              init.protocol_version +
-                                              ", which this client does not speak");
+                                         init.protocol_version +
+                                         ", which this client does not speak");
   }
   init.server_info = result.value("serverInfo", Json::object());
   init.capabilities = result.value("capabilities", Json::object());
@@ -637,8 +960,15 @@ Result<InitializeResult> Client::Initialize(const std::string& client_name,
   if (instructions != result.end() && instructions->is_string()) {
     init.instructions = instructions->get<std::string>();
   }
-  protocol_version_ = init.protocol_version;
-  transport_->SetProtocolVersion(protocol_version_);
+  Connection c;
+  c.era = Era::kLegacy;
+  c.protocol_version = init.protocol_version;
+  c.server_info = init.server_info;
+  c.capabilities = init.capabilities;
+  c.instructions = init.instructions;
+  connection_ = std::move(c);
+  client_info_ = {{"name", client_name}, {"version", client_version}};
+  transport_->SetProtocolVersion(init.protocol_version);
   Status s = Notify("notifications/initialized", nullptr);
   if (!s.ok()) return s;
   return init;
@@ -703,6 +1033,11 @@ Status Client::Ping() {
 }
 
 Status Client::SetLogLevel(const std::string& level) {
+  if (connection_.era == Era::kModern) {
+    std::lock_guard<std::mutex> lock(log_level_mu_);
+    log_level_ = level;
+    return Status();
+  }
   Result<Json> r = Call("logging/setLevel", {{"level", level}});
   return r.ok() ? Status() : r.status();
 }

@@ -1,26 +1,39 @@
-// A C++ MCP client (2025-11-25, negotiating down like the server), for tests and agents.
+// A C++ MCP client for tests and agents. It speaks both eras of the protocol: the modern one
+// (2026-07-28: no handshake, no session, every request carries its `_meta` envelope) and the
+// legacy one (2025-11-25, negotiating down like the server: initialize, then a session).
 //
 // A Client speaks the protocol over a ClientTransport: StdioClientTransport talks to a server
 // through a pair of file descriptors the caller already has (it never starts a process: the
 // caller starts the server outside the read path and hands over pipes), HttpClientTransport
-// talks Streamable HTTP (JSON or SSE responses, Mcp-Session-Id, MCP-Protocol-Version, optional
-// bearer token) over kept-alive connections.
+// talks Streamable HTTP (JSON or SSE responses, the era's headers, optional bearer token) over
+// kept-alive connections.
 //
 //   Client client(std::make_unique<StdioClientTransport>(from_server_fd, to_server_fd));
-//   Result<InitializeResult> init = client.Initialize("rca-agent", "0.1.0");
-//   if (!init.ok()) return Fail(init.status().ToString());
+//   Result<Connection> c = client.Connect("rca-agent", "0.1.0");   // modern, else legacy
+//   if (!c.ok()) return Fail(c.status().ToString());
 //   Result<ToolCallResult> r = client.CallTool("slurm_query", {{"topic", "queue"}},
 //       [](double p, std::optional<double> total, const std::string& msg) { ... });
 //   if (r.ok() && !r->is_error) Use(r->structured);
 //
+// Connect picks the era the way the spec's dual-era client does (shared/reference/
+// mcp-2026-07-28.md, section 2): it probes with server/discover; a DiscoverResult that lists
+// 2026-07-28 means modern; -32022 naming a modern revision this client speaks is probed again,
+// once, at it; -32022 naming only legacy revisions, any other JSON-RPC error, an HTTP 4xx without
+// a modern error body, or (stdio) a probe that times out or ends in EOF falls back to initialize.
+// HTTP 401/403, 5xx and network failures are errors: they say nothing about the era. EraMode pins
+// either era instead. Initialize() is the legacy handshake alone, for callers that want only it.
+//
 // Errors are values: nothing throws out of this API. A JSON-RPC error from the server keeps its
 // code and message; a transport failure is kTransportError (-32000), an expired per-request
 // timeout kRequestTimeout (-32001, and notifications/cancelled is sent for the request). A tool
-// that fails is not an error of the call: it is a ToolCallResult with is_error set.
+// that fails is not an error of the call: it is a ToolCallResult with is_error set. A method the
+// connected era does not have (ping, initialize or logging/setLevel in the modern era) fails here,
+// without a request, as kMethodNotFound.
 //
-// Threads: requests may be issued from several threads at once. Notification and progress
-// callbacks run on the transport's reading thread (stdio) or the requesting thread (HTTP); they
-// must not issue requests themselves.
+// Threads: Connect (or Initialize) runs before any other request, on one thread; afterwards
+// requests may be issued from several threads at once. Notification and progress callbacks run on
+// the transport's reading thread (stdio) or the requesting thread (HTTP); they must not issue
+// requests themselves.
 #ifndef SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
 #define SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
 
@@ -73,8 +86,14 @@ class ClientTransport {
   virtual Status Notify(const Json& message) = 0;
   // Receives every notification the server sends. Set before the first request.
   virtual void SetNotificationHandler(NotificationHandler handler) = 0;
-  // The negotiated revision (HTTP sends it as MCP-Protocol-Version on later requests).
+  // The negotiated legacy revision (HTTP sends it as MCP-Protocol-Version on later requests).
+  // Modern requests name their revision in their own `_meta`; the transport reads it there.
   virtual void SetProtocolVersion(const std::string& version) {}
+  // kHttp: a failed request carries its HTTP status, and a timeout or a refused connection is an
+  // error of the network. kStream (stdio): a server that never answers an unknown method, or
+  // exits on one, may still speak the legacy era. Connect reads the failed probe by it.
+  enum class Kind { kStream, kHttp };
+  virtual Kind kind() const { return Kind::kStream; }
   // Ends the connection; later requests fail. Idempotent.
   virtual void Close() {}
 };
@@ -118,6 +137,17 @@ class StdioClientTransport : public ClientTransport {
 
 // Streamable HTTP (one POST per message) with cpp-httplib. Plain HTTP only.
 //
+// The era of each message is read from the message itself. A request or notification whose
+// params._meta carries "io.modelcontextprotocol/protocolVersion" is modern: it goes out with
+// MCP-Protocol-Version (that claim), Mcp-Method (its method) and, for tools/call and prompts/get,
+// Mcp-Name = params.name (resources/read: params.uri; tasks/*: params.taskId), a value that is not
+// safe header text (a byte outside 0x20-0x7E or tab, leading or trailing white space, empty, or
+// already of the form =?base64?...?=) sent as =?base64?<base64 of its UTF-8>?=. It never carries
+// Mcp-Session-Id, a session id the server issues in answer is ignored, and an HTTP 4xx (but
+// 401/403) whose body is a JSON-RPC error answers the request with that error. Any other message
+// is legacy: Mcp-Session-Id once the server issued one, the revision of SetProtocolVersion, and
+// an HTTP error status is kTransportError with data {"httpStatus": N}.
+//
 // Connections are kept alive: a POST takes an idle connection (the most recently used) or opens
 // one, and gives it back when its response was read to the end, so one caller at a time uses one
 // TCP connection for the whole session, and concurrent requests each hold their own (a long SSE
@@ -144,7 +174,9 @@ class HttpClientTransport : public ClientTransport {
   Status Notify(const Json& message) override;
   void SetNotificationHandler(NotificationHandler handler) override;
   void SetProtocolVersion(const std::string& version) override;
-  // Ends the session with DELETE when the server issued one (405 is accepted).
+  Kind kind() const override { return Kind::kHttp; }
+  // Ends the session with DELETE when the server issued one (405 is accepted); modern requests
+  // never get one, so a client that stayed modern sends no DELETE.
   void Close() override;
 
   std::string session_id() const;
@@ -173,9 +205,40 @@ class HttpClientTransport : public ClientTransport {
 };
 
 struct ClientOptions {
-  std::chrono::milliseconds timeout{60000};     // per request, unless a call says otherwise
+  std::chrono::milliseconds timeout{60000};     // per request (server/discover too), unless a
+                                                // call says otherwise
   std::string protocol_version = "2025-11-25";  // requested in initialize
-  NotificationHandler on_notification;          // every notification the server sends
+  // The revision the first server/discover probe asks for. A server that answers -32022 listing
+  // one this client speaks (only 2026-07-28) is probed once more at that one.
+  std::string modern_protocol_version = "2026-07-28";
+  NotificationHandler on_notification;  // every notification the server sends
+};
+
+// The two eras of MCP. kModern: 2026-07-28, stateless, server/discover; kLegacy: 2025-11-25 and
+// the revisions before it, initialize and (over HTTP) a session.
+enum class Era { kLegacy, kModern };
+// "modern" or "legacy".
+const char* EraName(Era era);
+
+// How Connect picks the era.
+enum class EraMode {
+  kAuto,    // probe with server/discover, fall back to initialize (see the top of this file)
+  kModern,  // probe; any outcome but a DiscoverResult is an error, initialize is never sent
+  kLegacy,  // no probe: initialize, as Initialize() does
+};
+
+// What Connect found. In the modern era it comes from the DiscoverResult, in the legacy era from
+// the InitializeResult.
+struct Connection {
+  Era era = Era::kLegacy;
+  std::string protocol_version;  // 2026-07-28, or what initialize negotiated
+  Json server_info;              // {name, version, ...}; modern: the result's _meta serverInfo
+  Json capabilities;
+  std::string instructions;
+  std::vector<std::string> supported_versions;  // modern: DiscoverResult.supportedVersions
+  // kAuto that ended legacy: the probe's outcome that decided it ("server/discover: error
+  // -32601: Method not found"); empty otherwise.
+  std::string fallback;
 };
 
 struct InitializeResult {
@@ -203,8 +266,15 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // initialize, then notifications/initialized. Fails when the server picks a revision this
-  // client does not speak.
+  // Picks the era (see the top of this file) and connects in it: modern, nothing more is sent;
+  // legacy, initialize then notifications/initialized. Errors: the probe's HTTP 401/403 (the
+  // transport's status, data.httpStatus), 5xx or network failure; kModern and a server that does
+  // not speak 2026-07-28; a server that answers -32022 to the probe at the version it listed;
+  // and whatever initialize returns.
+  Result<Connection> Connect(const std::string& client_name, const std::string& client_version,
+                             EraMode mode = EraMode::kAuto);
+  // The legacy handshake alone: initialize, then notifications/initialized. Fails when the server
+  // picks a revision this client does not speak.
   Result<InitializeResult> Initialize(const std::string& client_name,
                                       const std::string& client_version);
   // Every tool, following nextCursor.
@@ -213,25 +283,46 @@ class Client {
   Result<ToolCallResult> CallTool(const std::string& name, const Json& arguments,
                                   ProgressCallback on_progress = nullptr,
                                   std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Legacy only: the modern era has no ping (kMethodNotFound, nothing sent).
   Status Ping();
+  // Legacy: logging/setLevel. Modern (no such method): every later request carries the level as
+  // _meta "io.modelcontextprotocol/logLevel"; without it the server sends no log notifications.
   Status SetLogLevel(const std::string& level);
 
   // Any request: its result, or the server's error as a Status. On timeout the request is
-  // cancelled with notifications/cancelled.
+  // cancelled with notifications/cancelled. In the modern era `params` (null or an object) gets
+  // the `_meta` envelope (protocolVersion, clientInfo, clientCapabilities {}, the log level when
+  // one was set; keys already in params._meta, such as progressToken, are kept), and a result
+  // whose resultType is not "complete" (input_required, task) is an error: this client answers
+  // no server requests.
   Result<Json> Call(const std::string& method, Json params,
                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // A notification; in the modern era with the same envelope (the transport reads its revision).
   Status Notify(const std::string& method, Json params);
 
-  const std::string& protocol_version() const { return protocol_version_; }
+  // kLegacy until Connect picks modern.
+  Era era() const { return connection_.era; }
+  // What Connect (or Initialize) found; default-constructed before.
+  const Connection& connection() const { return connection_; }
+  const std::string& protocol_version() const { return connection_.protocol_version; }
   ClientTransport& transport() { return *transport_; }
 
  private:
+  struct Probe;
   void OnNotification(const Json& notification);
+  // One server/discover at `version`, and what its outcome means.
+  Probe Discover(const std::string& version);
+  // params._meta of a modern message.
+  Json Envelope() const;
+  Status RefusedInModern(const std::string& method) const;
 
   std::unique_ptr<ClientTransport> transport_;
   ClientOptions options_;
   std::atomic<long long> next_id_{1};
-  std::string protocol_version_;
+  Connection connection_;              // written by Connect/Initialize only, before other requests
+  Json client_info_ = Json::object();  // {name, version}, sent in every modern request
+  mutable std::mutex log_level_mu_;
+  std::string log_level_;  // modern: SetLogLevel's level, stamped on later requests
   std::mutex progress_mu_;
   std::map<std::string, ProgressCallback> progress_;  // serialized token -> callback
 };
