@@ -3,10 +3,12 @@
 #
 #   setup.sh [CACHE_DIR]
 #
-# CACHE_DIR defaults to ${SLURM_RCA_NPM_CACHE:-$HOME/.cache/slurm-rca/npm-peers}. It gets two npm
+# CACHE_DIR defaults to ${SLURM_RCA_NPM_CACHE:-$HOME/.cache/slurm-rca/npm-peers}. It gets three npm
 # prefixes, each installed from the package.json committed beside this script (exact versions,
 # npm registry only):
 #   CACHE_DIR/sdk          @modelcontextprotocol/sdk + zod      (driven by the machine's node)
+#   CACHE_DIR/sdk2         @modelcontextprotocol/client + /server 2.4.0 + zod (SDK v2, MCP
+#                          2026-07-28; the machine's node, which must be >= 20)
 #   CACHE_DIR/conformance  @modelcontextprotocol/conformance 0.1.16 (2025-11-25), the same package at
 #                          0.2.0-alpha.12 as conformance-2026-07-28 (the 2026-07-28 requirements),
 #                          + node@22 (conformance needs Node >= 22; the npm package `node` ships a
@@ -64,8 +66,13 @@ installed_ok() {
   return 0
 }
 
-for name in sdk conformance; do
+for name in sdk sdk2 conformance; do
   dir="$cache/$name"
+  if [[ "$name" == sdk2 ]] && (( node_major < 20 )); then
+    # The v1 peers still run; mcp_client_sdk2 and mcp_sdk2_client then fail, naming the prefix.
+    echo "setup.sh: not installing sdk2: SDK v2 needs node >= 20, this is $(node --version)" >&2
+    continue
+  fi
   if installed_ok "$name"; then
     echo "setup.sh: $name peers already installed in $dir"
     continue
@@ -86,5 +93,6 @@ for name in sdk conformance; do
 done
 
 echo "setup.sh: sdk $(node -p 'require(process.argv[1]).version' "$cache/sdk/node_modules/@modelcontextprotocol/sdk/package.json")," \
+     "sdk2 $(node -p 'require(process.argv[1]).version' "$cache/sdk2/node_modules/@modelcontextprotocol/server/package.json" 2>/dev/null || echo none)," \
      "conformance $(node -p 'require(process.argv[1]).version' "$cache/conformance/node_modules/@modelcontextprotocol/conformance/package.json")," \
      "node $("$cache/conformance/node_modules/.bin/node" --version) in $cache"
