@@ -17,6 +17,17 @@ RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* sess
                         int* mcp_calls) {
   int calls = 0;
   RunResult r;
+  const bool reads_mcp = (config.kind == "reference" && config.reference != "ticketonly") ||
+                         config.tools == "mcp" || !config.specialists.empty();
+  if (transcript && reads_mcp && session && session->client()) {
+    // Which MCP era the run's evidence came through (agents/llm/README.md, "Transcript").
+    const mcp::Connection& c = session->client()->connection();
+    Json fields = {{"era", mcp::EraName(c.era)},
+                   {"protocol_version", c.protocol_version},
+                   {"server", c.server_info}};
+    if (!c.fallback.empty()) fields["fallback"] = c.fallback;
+    transcript->Write(config.name, "mcp", std::move(fields));
+  }
   if (config.kind == "reference") {
     McpTools tools(session ? session->client() : nullptr);
     ToolSet* offered = nullptr;

@@ -45,7 +45,8 @@ class Session {
 using SessionFactory = std::function<Result<std::unique_ptr<Session>>(const Task&)>;
 
 // One configuration on one task. `model` may be null for reference agents. `mcp_calls` (may be
-// null) receives the number of MCP tool calls and raw reads made.
+// null) receives the number of MCP tool calls and raw reads made. A run that reads through the
+// session's MCP client first writes the transcript's `mcp` event: the era and revision it got.
 RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* session,
                         const graph::Graph* graph, const Task& task, Transcript* transcript,
                         int* mcp_calls);

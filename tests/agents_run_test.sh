@@ -46,6 +46,28 @@ if grep -q '"root_cause":"db.mysql"' "$tmp/ae/E-scripted-r1.jsonl"; then
   fail "E kept an answer below its abstention threshold"
 fi
 grep -q '"by":"harness"' "$tmp/ae/E-scripted-r1.transcripts/"*.jsonl || fail "E's abstention is not in the transcript"
+# Which MCP era each run used (#21): the transcript opens with an `mcp` event naming the era that
+# slurm-mcp itself answers to a server/discover probe (modern when it lists 2026-07-28, else
+# legacy, with the probe's outcome as `fallback`). A reads raw commands only: no such event.
+probe='{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+if echo "$probe" | timeout 20 "$(dirname "$rca")/slurm-mcp" serve --stdio --replay "$src/fixtures/demo" 2>/dev/null |
+    grep -q '"supportedVersions":\[[^]]*"2026-07-28"'; then
+  era=modern version=2026-07-28
+else
+  era=legacy version=2025-11-25
+fi
+for c in B C D E; do
+  for t in "$tmp/ae/$c-scripted-r1.transcripts"/*.jsonl; do
+    first=$(head -1 "$t")
+    echo "$first" | grep -q "^{\"agent\":\"$c\",\"era\":\"$era\",\"event\":\"mcp\"," &&
+      echo "$first" | grep -q "\"protocol_version\":\"$version\"" ||
+      fail "$c: the transcript does not open with the $era MCP era: $first"
+    if [[ $era == legacy ]] && ! echo "$first" | grep -q '"fallback":"server/discover: '; then
+      fail "$c: a legacy era without the probe's outcome: $first"
+    fi
+  done
+done
+if grep -q '"event":"mcp"' "$tmp/ae/A-scripted-r1.transcripts/"*.jsonl; then fail "A read no MCP but says an era"; fi
 for c in A B C D E; do
   hash=$("$rca" configs | awk -F' \\| ' -v c="| $c" '$1 == c {print $7}')
   grep -q "\"configuration_hash\":\"$hash\"" "$tmp/ae/$c-scripted-r1.jsonl" || fail "$c: header hash is not $hash"
@@ -87,6 +109,11 @@ for a in graphwalk ticketonly folk; do
     fail "README does not quote $a's depth $d (run make demo and update the block)"
 done
 grep -q '"kind":"reference"' "$tmp/ref/graphwalk-none-r1.jsonl" || fail "graphwalk is not marked reference"
+grep -q "\"era\":\"$era\",\"event\":\"mcp\"" "$tmp/ref/graphwalk-none-r1.transcripts/"*.jsonl ||
+  fail "graphwalk's transcripts do not name the MCP era"
+if grep -q '"event":"mcp"' "$tmp/ref/ticketonly-none-r1.transcripts/"*.jsonl; then
+  fail "ticketonly read no MCP but says an era"
+fi
 "$rca" leaderboard "$tmp/ref" > "$tmp/lb" 2>/dev/null || fail "leaderboard of the reference runs"
 grep -q '^| graphwalk (reference audit) |' "$tmp/lb" || fail "leaderboard lacks graphwalk"
 

@@ -9,7 +9,8 @@ namespace slurm_rca::live {
 
 base::Result<std::unique_ptr<McpChild>> McpChild::Start(const std::string& binary,
                                                         const std::vector<std::string>& serve_args,
-                                                        const std::string& log_path) {
+                                                        const std::string& log_path,
+                                                        mcp::EraMode era) {
   std::vector<std::string> argv = {binary, "serve", "--stdio"};
   argv.insert(argv.end(), serve_args.begin(), serve_args.end());
   std::vector<std::string> env;
@@ -26,9 +27,9 @@ base::Result<std::unique_ptr<McpChild>> McpChild::Start(const std::string& binar
   options.timeout = std::chrono::milliseconds(60000);
   child->client_ = std::make_unique<mcp::Client>(
       std::make_unique<mcp::StdioClientTransport>(c.from_child, c.to_child), options);
-  auto init = child->client_->Initialize("rca-bench", "0.1.0");
-  if (!init.ok()) {  // the destructor stops it
-    return base::Status::Error("slurm-mcp did not initialize: " + init.status().ToString());
+  auto connected = child->client_->Connect("rca-bench", "0.1.0", era);
+  if (!connected.ok()) {  // the destructor stops it
+    return base::Status::Error("slurm-mcp did not connect: " + connected.status().ToString());
   }
   return child;
 }

@@ -1,6 +1,8 @@
 // slurm-mcp as a stdio child with the C++ MCP client connected to it: how `rca-bench run` and
 // `rca-bench diagnose` give agents the MCP tools. Part of the privileged harness (it starts a
-// process); agents receive only the initialized client.
+// process); agents receive only the connected client. The client speaks MCP 2026-07-28 when
+// slurm-mcp does and falls back to the 2025 handshake when it does not (mcp::Client::Connect);
+// client().connection() says which era it got.
 //
 //   auto started = McpChild::Start("/path/slurm-mcp", {"--replay", dir, "--offset", "120"});
 //   if (!started.ok()) die(started.status().message());
@@ -22,12 +24,13 @@ namespace slurm_rca::live {
 
 class McpChild {
  public:
-  // Starts `binary serve --stdio <serve_args>` (stderr to log_path, or discarded), initializes
-  // the client. Never null; a failed status (Status::Error) when it cannot start or does not
-  // answer initialize.
+  // Starts `binary serve --stdio <serve_args>` (stderr to log_path, or discarded), connects the
+  // client in `era` mode. Never null; a failed status (Status::Error) when it cannot start or
+  // the client cannot connect.
   static base::Result<std::unique_ptr<McpChild>> Start(const std::string& binary,
                                                        const std::vector<std::string>& serve_args,
-                                                       const std::string& log_path = "");
+                                                       const std::string& log_path = "",
+                                                       mcp::EraMode era = mcp::EraMode::kAuto);
   ~McpChild();
   McpChild(const McpChild&) = delete;
   McpChild& operator=(const McpChild&) = delete;
