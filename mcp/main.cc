@@ -427,6 +427,12 @@ int main(int argc, char** argv) {
   call->add_option("tool", call_tool, "Tool name")->required();
   call->add_option("--args", call_args, "Tool arguments as a JSON object")->capture_default_str();
   call->add_flag("--json", json, "The tool result as JSON");
+  std::string call_era = "auto";
+  call->add_option("--era", call_era,
+                   "MCP era: auto (2026-07-28 when the server speaks it, else the 2025 "
+                   "handshake), modern or legacy")
+      ->check(CLI::IsMember({"auto", "modern", "legacy"}))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -473,9 +479,12 @@ int main(int argc, char** argv) {
     }
     Client client(std::make_unique<HttpClientTransport>(host, port, "/mcp",
                                                         token));
-    auto init = client.Initialize("slurm-mcp call", slurm_rca::base::Version());
-    if (!init.ok()) {
-      std::cerr << "slurm-mcp: initialize failed: " << init.status().ToString() << "\n";
+    const EraMode era = call_era == "modern"   ? EraMode::kModern
+                        : call_era == "legacy" ? EraMode::kLegacy
+                                               : EraMode::kAuto;
+    auto connected = client.Connect("slurm-mcp call", slurm_rca::base::Version(), era);
+    if (!connected.ok()) {
+      std::cerr << "slurm-mcp: cannot connect: " << connected.status().ToString() << "\n";
       return 1;
     }
     auto result = client.CallTool(call_tool, args);
