@@ -357,12 +357,7 @@ class Dispatch {
     return MakeResult(m_.id, std::move(result));
   }
 
-  std::optional<Json> ListPrompts() {
-    if (std::optional<Json> error = SinglePage()) return error;
-    Json prompts = Json::array();
-    for (const Prompt& p : options_.prompts) prompts.push_back(p.Describe());
-    return MakeResult(m_.id, Json{{"prompts", std::move(prompts)}});
-  }
+  std::optional<Json> ListPrompts() { return List(options_.prompts, "prompts"); }
 
   std::optional<Json> GetPrompt() {
     auto name = m_.params.is_object() ? m_.params.find("name") : m_.params.end();
@@ -407,12 +402,7 @@ class Dispatch {
     return MakeResult(m_.id, std::move(result));
   }
 
-  std::optional<Json> ListSkills() {
-    if (std::optional<Json> error = SinglePage()) return error;
-    Json skills = Json::array();
-    for (const SkillEntry& s : options_.skills) skills.push_back(s.Describe());
-    return MakeResult(m_.id, Json{{"skills", std::move(skills)}});
-  }
+  std::optional<Json> ListSkills() { return List(options_.skills, "skills"); }
 
   std::optional<Json> GetSkill() {
     auto uri = m_.params.is_object() ? m_.params.find("uri") : m_.params.end();
@@ -485,19 +475,7 @@ class Dispatch {
     return MakeResult(m_.id, Json::object());
   }
 
-  std::optional<Json> ListTools() {
-    std::optional<Json> error;
-    if (!ParamsObject(error)) return error;
-    if (m_.params.is_object()) {
-      auto cursor = m_.params.find("cursor");
-      if (cursor != m_.params.end() && !cursor->is_null()) {
-        return Error(kInvalidParams, "invalid cursor: tools/list has a single page");
-      }
-    }
-    Json tools = Json::array();
-    for (const Tool& t : options_.tools) tools.push_back(t.Describe());
-    return MakeResult(m_.id, Json{{"tools", std::move(tools)}});
-  }
+  std::optional<Json> ListTools() { return List(options_.tools, "tools"); }
 
   // Checks that params is an object or absent and that any cursor is null (one page).
   std::optional<Json> SinglePage() const {
@@ -512,11 +490,15 @@ class Dispatch {
     return std::nullopt;
   }
 
-  std::optional<Json> ListResources() {
+  std::optional<Json> ListResources() { return List(options_.resources, "resources"); }
+
+  // A single-page list: each item's Describe() under `key`.
+  template <typename Item>
+  std::optional<Json> List(const std::vector<Item>& items, const char* key) const {
     if (std::optional<Json> error = SinglePage()) return error;
-    Json resources = Json::array();
-    for (const Resource& r : options_.resources) resources.push_back(r.Describe());
-    return MakeResult(m_.id, Json{{"resources", std::move(resources)}});
+    Json list = Json::array();
+    for (const Item& item : items) list.push_back(item.Describe());
+    return MakeResult(m_.id, Json{{key, std::move(list)}});
   }
 
   std::optional<Json> ListResourceTemplates() {
