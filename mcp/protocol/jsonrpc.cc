@@ -131,7 +131,7 @@ ParsedMessage ParseMessage(std::string_view text) {
   m.kind = has_id ? Message::Kind::kRequest : Message::Kind::kNotification;
   m.id = id;
   m.method = method->get<std::string>();
-  if (params != doc.end()) m.params = *params;
+  if (params != doc.end()) m.params = std::move(*params);  // doc is dropped on return
   ParsedMessage p;
   p.message = std::move(m);
   return p;

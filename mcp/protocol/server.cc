@@ -535,14 +535,15 @@ class Dispatch {
                              [&](const Tool& t) { return t.name == tool_name; });
     if (tool == options_.tools.end()) return Error(kInvalidParams, "Unknown tool: " + tool_name);
 
-    Json arguments = Json::object();
+    static const Json kNoArguments = Json::object();
+    const Json* arguments = &kNoArguments;  // the request's own, not a copy
     auto args = m_.params.find("arguments");
     if (args != m_.params.end() && !args->is_null()) {
       if (!args->is_object()) {
         return Error(kInvalidParams,
                      "tools/call: params.arguments must be an object, not " + TypeName(*args));
       }
-      arguments = *args;
+      arguments = &*args;
     }
     Json progress_token;
     auto meta = m_.params.find("_meta");
@@ -576,7 +577,7 @@ class Dispatch {
       r.content = TextContent("tool " + tool_name + " has no implementation");
     } else {
       try {
-        r = tool->run(arguments, context);
+        r = tool->run(*arguments, context);
       } catch (const std::exception& e) {
         r = ToolResult{};
         r.is_error = true;
@@ -589,14 +590,16 @@ class Dispatch {
     }
     if (TakeCancelled(session_, key)) return std::nullopt;  // the client no longer wants it
 
+    // The result takes the tool's JSON over (moved, not copied: a 200-row answer is thousands
+    // of nodes).
     Json result;
-    result["content"] = r.content.is_array() ? r.content : Json::array();
+    result["content"] = r.content.is_array() ? std::move(r.content) : Json::array();
     if (r.is_error) {
       if (result["content"].empty())
         result["content"] = TextContent("tool " + tool_name + " failed");
       result["isError"] = true;  // and never structuredContent: clients do not validate errors
     } else if (r.structured) {
-      result["structuredContent"] = *r.structured;
+      result["structuredContent"] = std::move(*r.structured);
     }
     return MakeResult(m_.id, std::move(result));
   }

@@ -23,7 +23,7 @@ Json ReadOnlyAnnotations(const std::string& title) {
           {"openWorldHint", false}};
 }
 
-Json TextBlock(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
+Json TextBlock(std::string text) { return {{"type", "text"}, {"text", std::move(text)}}; }
 
 ToolResult InputError(const std::string& message) {
   ToolResult r;
@@ -96,15 +96,16 @@ Json Provenance(const Topic& topic, const Evidence& e) {
   return j;
 }
 
-// The structured answer of one topic read with evidence.
-Json EvidenceJson(const Topic& topic, const TopicRead& read) {
+// The structured answer of one topic read with evidence. The rows are moved into it: `read`
+// keeps its counts and evidence, not its rows.
+Json EvidenceJson(const Topic& topic, TopicRead& read) {
   const Evidence& e = read.evidence;
   Json j = Provenance(topic, e);
   if (!e.ok()) {
     j["cause"] = e.cause;
     return j;
   }
-  j["rows"] = read.parsed.rows;
+  j["rows"] = std::move(read.parsed.rows);
   j["total_rows"] = read.parsed.total_rows;
   j["truncated"] = read.parsed.truncated;
   if (!read.parsed.hint.empty()) j["hint"] = read.parsed.hint;
@@ -391,11 +392,11 @@ ToolResult Query(const SurfaceOptions& o, const Json& args, CallRecord& call) {
     return r;
   }
   ToolResult r;
+  const std::string note = TruncationNote(read.parsed);  // before EvidenceJson takes the rows
   Json structured = EvidenceJson(*topic, read);
   std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
                        (read.evidence.cached ? ", cached" : "") + "] " + topic->name + ": " +
                        std::to_string(read.parsed.total_rows) + " rows";
-  std::string note = TruncationNote(read.parsed);
   r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
                                 structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
   r.structured = std::move(structured);

@@ -679,8 +679,11 @@ std::string ValidUtf8(std::string_view s) {
     size_t len = 0;
     uint32_t min = 0;
     if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
+      // A run of ASCII, most of any Slurm output, is copied at once.
+      size_t end = i + 1;
+      while (end < s.size() && static_cast<unsigned char>(s[end]) < 0x80) ++end;
+      out.append(s.substr(i, end - i));
+      i = end;
       continue;
     } else if ((c & 0xe0) == 0xc0) {
       len = 2;
