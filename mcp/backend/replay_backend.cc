@@ -461,8 +461,19 @@ void ReplayBackend::SetOffset(double offset_seconds) {
   for (std::size_t i = 0; i < snapshots_.size(); ++i) {
     if (snapshots_[i].offset_seconds <= offset_seconds) pick = static_cast<int>(i);
   }
+  // The count is odd while the selection changes, so that a reader who saw the same even count
+  // before and after its reads knows that they all read one selection (EvidenceVersion).
+  std::lock_guard<std::mutex> lock(set_offset_mu_);
+  ++offset_sets_;
   offset_ = offset_seconds;
   selected_ = pick;
+  ++offset_sets_;
+}
+
+std::optional<std::int64_t> ReplayBackend::EvidenceVersion() const {
+  const std::int64_t sets = offset_sets_.load();
+  if (sets % 2 != 0) return std::nullopt;
+  return sets;
 }
 
 Evidence ReplayBackend::Read(const std::vector<std::string>& argv) {

@@ -21,6 +21,8 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,9 @@ class ReplayBackend : public Backend {
   // Selects the latest snapshot taken at or before offset_seconds. Before the first snapshot,
   // every read is kUnavailable. Default: the last snapshot.
   void SetOffset(double offset_seconds);
+  // A recorded snapshot never changes, so the evidence changes only with SetOffset: the value
+  // changes with every SetOffset, and is nullopt while one runs.
+  std::optional<std::int64_t> EvidenceVersion() const override;
 
   const std::string& slurm_version() const { return slurm_version_; }
   const std::string& scenario() const { return scenario_; }
@@ -81,6 +86,9 @@ class ReplayBackend : public Backend {
   std::vector<Snapshot> snapshots_;  // strictly increasing offsets
   std::atomic<int> selected_{-1};
   std::atomic<double> offset_{0};
+  std::mutex set_offset_mu_;  // one SetOffset at a time
+  // SetOffset calls begun plus those ended: odd while one runs (EvidenceVersion).
+  std::atomic<std::int64_t> offset_sets_{0};
 };
 
 }  // namespace slurm_rca::mcp

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -166,6 +168,24 @@ TEST_F(ReplayBackendTest, OffsetsSelectTheLatestSnapshotAtOrBefore) {
   EXPECT_NE(before.cause.find("no snapshot of this bundle was taken at or before offset -1 s"),
             std::string::npos)
       << before.cause;
+}
+
+TEST_F(ReplayBackendTest, TheEvidenceVersionChangesWithEveryOffsetOnly) {
+  auto replay = Open();
+  ASSERT_TRUE(replay);
+  const std::optional<std::int64_t> first = replay->EvidenceVersion();
+  ASSERT_TRUE(first.has_value()) << "recorded evidence does not change by itself";
+  replay->Read({"sinfo"});
+  EXPECT_EQ(replay->EvidenceVersion(), first);
+  std::set<std::int64_t> seen = {*first};
+  for (double offset : {0.0, 60.5, 0.0, 0.0, -1.0}) {
+    replay->SetOffset(offset);
+    const std::optional<std::int64_t> now = replay->EvidenceVersion();
+    ASSERT_TRUE(now.has_value());
+    // Even back at an offset seen before: an answer kept at the old value is never reused.
+    EXPECT_TRUE(seen.insert(*now).second) << "offset " << offset;
+    EXPECT_EQ(replay->EvidenceVersion(), now);
+  }
 }
 
 TEST_F(ReplayBackendTest, RecordedTimeoutReplaysAsTimedOutWithItsCause) {

@@ -8,6 +8,7 @@
 #define SLURM_RCA_MCP_EVIDENCE_EVIDENCE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,11 @@ class Backend {
   // The last read of each program this back-end may run, never-read ones included; empty for a
   // back-end that reads no cluster (replay).
   virtual std::vector<ProgramReads> LastReads() const { return {}; }
+  // Names the evidence this back-end serves now. While it returns the same value, every read
+  // (Read, ReadLog, ReadFabric) of the same arguments returns the same evidence, so an answer
+  // built from it may be reused (mcp/topics/answer_cache.h). nullopt: two reads may differ; the
+  // default, and always the live back-end's answer, whose reads are evidence of now.
+  virtual std::optional<std::int64_t> EvidenceVersion() const { return std::nullopt; }
 };
 
 // The readiness answer of `slurm-mcp serve --http` (GET /ready), as JSON text: the back-end, and

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "mcp/backend/audit_log.h"
 #include "mcp/telemetry/fabric.h"
 #include "mcp/telemetry/gpu_health.h"
+#include "mcp/topics/answer_cache.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -348,7 +350,34 @@ ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic, CallRecord&
   return r;
 }
 
-ToolResult Query(const SurfaceOptions& o, const Json& args, CallRecord& call) {
+// slurm_query's answer to one read of a topic with its rows (not the telemetry topics), and the
+// evidence it is built from.
+CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
+                         const std::vector<std::string>& argv, const Filters& filters,
+                         const Caps& caps) {
+  TopicRead read = ReadTopic(*o.backend, topic, argv, filters, caps);
+  CachedAnswer answer;
+  ToolResult& r = answer.result;
+  if (!read.evidence.ok()) {
+    r.is_error = true;
+    r.content.push_back(TextBlock(NoEvidence(read.evidence)));
+    answer.evidence = std::move(read.evidence);
+    return answer;
+  }
+  const std::string note = TruncationNote(read.parsed);  // before EvidenceJson takes the rows
+  Json structured = EvidenceJson(topic, read);
+  std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
+                       (read.evidence.cached ? ", cached" : "") + "] " + topic.name + ": " +
+                       std::to_string(read.parsed.total_rows) + " rows";
+  r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
+                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
+  r.structured = std::move(structured);
+  answer.evidence = std::move(read.evidence);
+  return answer;
+}
+
+ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args,
+                 CallRecord& call) {
   if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
     return InputError(e);
   }
@@ -382,25 +411,24 @@ ToolResult Query(const SurfaceOptions& o, const Json& args, CallRecord& call) {
   if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv, call);
   if (topic->format == Format::kFabric) return FabricQuery(o, *topic, call);
   if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic, call);
-  TopicRead read = ReadTopic(*o.backend, *topic, built.argv, filters, caps);
-  Audit(o, kQueryTool, topic->name, read.evidence);
-  call.outcome = OutcomeOf(read.evidence);
-  if (!read.evidence.ok()) {
-    ToolResult r;
-    r.is_error = true;
-    r.content.push_back(TextBlock(NoEvidence(read.evidence)));
-    return r;
+
+  // A replayed answer is built once per snapshot (answer_cache.h); a live one on every call.
+  AnswerKey key{topic->name, std::move(filters), caps.max_rows};
+  const std::optional<std::int64_t> version = o.backend->EvidenceVersion();
+  std::shared_ptr<const CachedAnswer> answer = answers.Find(version, key);
+  if (answer == nullptr) {
+    CachedAnswer built_answer = TopicAnswer(o, *topic, built.argv, key.filters, caps);
+    if (!version || o.backend->EvidenceVersion() != version) {
+      Audit(o, kQueryTool, topic->name, built_answer.evidence);
+      call.outcome = OutcomeOf(built_answer.evidence);
+      return std::move(built_answer.result);
+    }
+    answer = std::make_shared<const CachedAnswer>(std::move(built_answer));
+    answers.Add(*version, std::move(key), answer);
   }
-  ToolResult r;
-  const std::string note = TruncationNote(read.parsed);  // before EvidenceJson takes the rows
-  Json structured = EvidenceJson(*topic, read);
-  std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
-                       (read.evidence.cached ? ", cached" : "") + "] " + topic->name + ": " +
-                       std::to_string(read.parsed.total_rows) + " rows";
-  r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
-                                structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
-  r.structured = std::move(structured);
-  return r;
+  Audit(o, kQueryTool, topic->name, answer->evidence);
+  call.outcome = OutcomeOf(answer->evidence);
+  return answer->result;
 }
 
 ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context,
@@ -561,9 +589,10 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
         {"required", {"topic"}},
         {"additionalProperties", false}},
        QueryOutputSchema(), ReadOnlyAnnotations("Query one topic"),
-       [options](const Json& args, ToolContext&) {
+       [options, answers = std::make_shared<AnswerCache>()](const Json& args, ToolContext&) {
          CallRecord call;
-         return Counted(options, kQueryTool, call, [&] { return Query(options, args, call); });
+         return Counted(options, kQueryTool, call,
+                        [&] { return Query(options, *answers, args, call); });
        }});
   tools.push_back(
       {kDescribeTool, "Describe a topic",

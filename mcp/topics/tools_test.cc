@@ -185,5 +185,90 @@ TEST_F(ToolsTest, LogsAreFilteredWithAPattern) {
   }
 }
 
+// Serves the demo's reads and counts them. With a version it says that its evidence cannot
+// change, as the replay back-end does; without one it is like the live back-end.
+class CountingBackend : public Backend {
+ public:
+  explicit CountingBackend(Backend& recorded) : recorded_(recorded) {}
+  std::string Label() const override { return recorded_.Label(); }
+  Evidence Read(const std::vector<std::string>& argv) override {
+    ++reads;
+    return recorded_.Read(argv);
+  }
+  Evidence ReadLog(const std::string& daemon, int lines) override {
+    ++reads;
+    return recorded_.ReadLog(daemon, lines);
+  }
+  std::optional<std::int64_t> EvidenceVersion() const override { return version; }
+
+  std::optional<std::int64_t> version;
+  int reads = 0;
+
+ private:
+  Backend& recorded_;
+};
+
+std::string Answer(const ToolResult& r) {
+  return Serialize(r.content) + (r.structured ? Serialize(*r.structured) : "");
+}
+
+TEST_F(ToolsTest, ALiveBackEndIsReadOnEveryCall) {
+  CountingBackend live(*backend_);
+  SurfaceOptions o;
+  o.backend = &live;
+  o.audit = [this](const Json& j) { audit_.push_back(j); };
+  tools_ = BuildTools(o);
+  const std::string first = Answer(Call("slurm_query", {{"topic", "nodes"}}));
+  EXPECT_EQ(Answer(Call("slurm_query", {{"topic", "nodes"}})), first);
+  Call("slurm_query", {{"topic", "nodes"}});
+  EXPECT_EQ(live.reads, 3) << "no version: never an answer from the cache";
+  EXPECT_EQ(audit_.size(), 3u);
+}
+
+TEST_F(ToolsTest, UnchangingEvidenceIsReadOncePerVersionAndEveryCallIsAudited) {
+  CountingBackend replayed(*backend_);
+  replayed.version = 2;
+  SurfaceOptions o;
+  o.backend = &replayed;
+  o.audit = [this](const Json& j) { audit_.push_back(j); };
+  tools_ = BuildTools(o);
+  const ToolResult first = Call("slurm_query", {{"topic", "nodes"}});
+  ASSERT_FALSE(first.is_error) << Text(first);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Answer(Call("slurm_query", {{"topic", "nodes"}})), Answer(first));
+  EXPECT_EQ(replayed.reads, 1);
+  ASSERT_EQ(audit_.size(), 4u) << "a reused answer is still a call: audited each time";
+  EXPECT_EQ(audit_[3]["outcome"], "ok");
+  EXPECT_EQ(audit_[3]["topic"], "nodes");
+
+  // Other rows or filters are another answer.
+  EXPECT_EQ((*Call("slurm_query", {{"topic", "nodes"}, {"max_rows", 2}}).structured)["rows"].size(), 2u);
+  EXPECT_EQ(replayed.reads, 2);
+  EXPECT_EQ((*Call("slurm_query", {{"topic", "nodes"}}).structured)["rows"].size(), 6u);
+  EXPECT_EQ(replayed.reads, 2);
+
+  // An answer without evidence is the same every time too, and audited as such.
+  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"node", "nope"}}}}).is_error);
+  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"node", "nope"}}}}).is_error);
+  EXPECT_EQ(replayed.reads, 3);
+  EXPECT_EQ(audit_.back()["outcome"], "unavailable");
+
+  // Another version: read again.
+  replayed.version = 4;
+  EXPECT_EQ(Answer(Call("slurm_query", {{"topic", "nodes"}})), Answer(first));
+  EXPECT_EQ(replayed.reads, 4);
+}
+
+TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
+  // Each answer is cached at its snapshot; SetOffset gives the other snapshot's, both ways.
+  for (int round = 0; round < 2; ++round) {
+    backend_->SetOffset(10);
+    EXPECT_TRUE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
+    EXPECT_TRUE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
+    backend_->SetOffset(30);
+    EXPECT_FALSE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
+    EXPECT_FALSE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
+  }
+}
+
 }  // namespace
 }  // namespace slurm_rca::mcp
