@@ -129,9 +129,12 @@ bool HasProgressToken(const Json& params) {
   return token != meta->end() && (token->is_string() || token->is_number_integer());
 }
 
-std::string SseEvent(const Json& message) {
-  return "event: message\ndata: " + Dump(message) + "\n\n";
+// One SSE event carrying one message, serialized already (Serialize).
+std::string SseEventOfLine(std::string_view line) {
+  return "event: message\ndata: " + std::string(line) + "\n\n";
 }
+
+std::string SseEvent(const Json& message) { return SseEventOfLine(Dump(message)); }
 
 std::string SupportedVersions() {
   std::string list;
@@ -667,26 +670,32 @@ class HttpTransport::Impl : public http_core::Handler {
       return Stream(message, session, exchange, call.modern);
     }
     std::vector<Json> notes;
-    std::optional<Json> reply =
-        server_.Handle(message, session, [&](const Json& note) { notes.push_back(note); });
+    std::optional<std::string> reply = server_.HandleSerialized(
+        message, session, [&](const Json& note) { notes.push_back(note); });
     if (!reply) return exchange.Respond(EmptyResponse(202));  // cancelled: no answer wanted
     HttpResponse res{http::status::ok, 11};
-    if (call.initialize && options_.sessions && reply->contains("result")) {
+    if (call.initialize && options_.sessions && Initialized(session)) {
       Register(call.session);
       res.set("Mcp-Session-Id", call.session->id);
     }
     if (call.accepts.sse && !notes.empty()) {
       std::string events;
       for (const Json& note : notes) events += SseEvent(note);
-      events += SseEvent(*reply);
+      events += SseEventOfLine(*reply);
       res.set(http::field::cache_control, "no-cache");
       res.set(http::field::content_type, "text/event-stream");
       res.body() = std::move(events);
     } else {
       res.set(http::field::content_type, "application/json");
-      res.body() = Dump(*reply);
+      res.body() = std::move(*reply);
     }
     exchange.Respond(std::move(res));
+  }
+
+  // True once the session's initialize was answered with a result (not an error).
+  static bool Initialized(Session& session) {
+    std::lock_guard<std::mutex> lock(session.mu);
+    return session.initialize_answered;
   }
 
   // Answers with an SSE stream: each notification reaches the client as it is sent. A legacy

@@ -141,6 +141,16 @@ Json MakeResult(const Json& id, Json result) {
   return Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
+std::string SerializeResult(const Json& id, std::string_view serialized_result) {
+  // Serialize writes an object's keys in order (nlohmann::json keeps them in a std::map):
+  // "id", "jsonrpc", "result".
+  std::string line = "{\"id\":" + Serialize(id) + ",\"jsonrpc\":\"2.0\",\"result\":";
+  line.reserve(line.size() + serialized_result.size() + 1);
+  line.append(serialized_result);
+  line.push_back('}');
+  return line;
+}
+
 Json MakeError(const Json& id, int code, const std::string& message, Json data) {
   Json error = {{"code", code}, {"message", message}};
   if (!data.is_null()) error["data"] = std::move(data);

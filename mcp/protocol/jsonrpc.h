@@ -54,6 +54,9 @@ bool IsValidId(const Json& id);
 std::string Serialize(const Json& message);
 
 Json MakeResult(const Json& id, Json result);
+// Serialize(MakeResult(id, result)) where `serialized_result` is Serialize(result): the same
+// bytes, without serializing the result again (a tool answer reused for many calls).
+std::string SerializeResult(const Json& id, std::string_view serialized_result);
 Json MakeError(const Json& id, int code, const std::string& message, Json data = nullptr);
 Json MakeNotification(const std::string& method, Json params);
 

@@ -142,6 +142,18 @@ TEST(JsonRpcTest, Builders) {
   EXPECT_FALSE(MakeNotification("notifications/initialized", nullptr).contains("params"));
 }
 
+TEST(JsonRpcTest, AResultSerializedOnceIsWrittenAsSerializeWouldWriteIt) {
+  const Json result = {
+      {"content", Json::array({{{"type", "text"}, {"text", "[replay] nodes\n{\"rows\":[]}"}}})},
+      {"structuredContent",
+       {{"rows", Json::array()}, {"total_rows", 0}, {"zeta", "\xe2\x82\xac"}}}};
+  for (const Json& id : {Json(1), Json(-7), Json(123456789012345), Json("a\"b\\c\n"),
+                         Json("\xe2\x82\xac"), Json(nullptr)}) {
+    EXPECT_EQ(SerializeResult(id, Serialize(result)), Serialize(MakeResult(id, result)))
+        << id.dump();
+  }
+}
+
 TEST(JsonRpcTest, SerializeIsOneLineAndSurvivesBadUtf8) {
   Json j = {{"text", "line one\nline two"}, {"bad", std::string("\xff\xfe")}};
   std::string s = Serialize(j);

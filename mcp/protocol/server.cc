@@ -94,7 +94,26 @@ Json TextContent(const std::string& text) {
   return Json::array({Json{{"type", "text"}, {"text", text}}});
 }
 
+// The result object of tools/call; takes the tool's JSON over (moved, not copied: a 200-row
+// answer is thousands of nodes). An error's content is never empty (CallTool fills it).
+Json ToolResultJson(ToolResult r) {
+  Json result;
+  result["content"] = r.content.is_array() ? std::move(r.content) : Json::array();
+  if (r.is_error) {
+    result["isError"] = true;  // and never structuredContent: clients do not validate errors
+  } else if (r.structured) {
+    result["structuredContent"] = std::move(*r.structured);
+  }
+  return result;
+}
+
 }  // namespace
+
+std::string SerializeToolResult(const ToolResult& r) {
+  ToolResult copy = r;
+  copy.serialized = nullptr;
+  return Serialize(ToolResultJson(std::move(copy)));
+}
 
 Json Tool::Describe() const {
   Json d = {{"name", name}};
@@ -220,13 +239,15 @@ namespace {
 class Dispatch {
  public:
   Dispatch(const Server& server, const Message& m, Session& session,
-           const std::function<void(const Json&)>& notify)
+           const std::function<void(const Json&)>& notify,
+           std::shared_ptr<const std::string>* serialized_result)
       : server_(server),
         options_(server.options()),
         m_(m),
         session_(session),
         notify_(notify),
-        modern_(HasModernClaim(m)) {}
+        modern_(HasModernClaim(m)),
+        serialized_result_(serialized_result) {}
 
   std::optional<Json> Request() { return modern_ ? ModernRequest() : LegacyRequest(); }
 
@@ -590,18 +611,15 @@ class Dispatch {
     }
     if (TakeCancelled(session_, key)) return std::nullopt;  // the client no longer wants it
 
-    // The result takes the tool's JSON over (moved, not copied: a 200-row answer is thousands
-    // of nodes).
-    Json result;
-    result["content"] = r.content.is_array() ? std::move(r.content) : Json::array();
-    if (r.is_error) {
-      if (result["content"].empty())
-        result["content"] = TextContent("tool " + tool_name + " failed");
-      result["isError"] = true;  // and never structuredContent: clients do not validate errors
-    } else if (r.structured) {
-      result["structuredContent"] = std::move(*r.structured);
+    if (r.is_error && (!r.content.is_array() || r.content.empty())) {
+      r.content = TextContent("tool " + tool_name + " failed");
     }
-    return MakeResult(m_.id, std::move(result));
+    // A modern result is decorated after this (Decorate): it is serialized whole.
+    if (serialized_result_ != nullptr && r.serialized != nullptr && !r.is_error && !modern_) {
+      *serialized_result_ = std::move(r.serialized);  // the caller writes these bytes
+      return MakeResult(m_.id, nullptr);
+    }
+    return MakeResult(m_.id, ToolResultJson(std::move(r)));
   }
 
   const Server& server_;
@@ -610,13 +628,29 @@ class Dispatch {
   Session& session_;
   const std::function<void(const Json&)>& notify_;
   const bool modern_;  // the message carries the 2026-07-28 claim
+  std::shared_ptr<const std::string>* serialized_result_;  // may be null
 };
 
 }  // namespace
 
 std::optional<Json> Server::Handle(const Message& message, Session& session,
                                    const std::function<void(const Json&)>& notify) {
-  Dispatch dispatch(*this, message, session, notify);
+  return Respond(message, session, notify, nullptr);
+}
+
+std::optional<std::string> Server::HandleSerialized(
+    const Message& message, Session& session, const std::function<void(const Json&)>& notify) {
+  std::shared_ptr<const std::string> serialized_result;
+  std::optional<Json> reply = Respond(message, session, notify, &serialized_result);
+  if (!reply) return std::nullopt;
+  if (serialized_result) return SerializeResult(message.id, *serialized_result);
+  return Serialize(*reply);
+}
+
+std::optional<Json> Server::Respond(const Message& message, Session& session,
+                                    const std::function<void(const Json&)>& notify,
+                                    std::shared_ptr<const std::string>* serialized_result) {
+  Dispatch dispatch(*this, message, session, notify, serialized_result);
   switch (message.kind) {
     case Message::Kind::kResponse:
       return std::nullopt;  // we send no requests, so no response is awaited

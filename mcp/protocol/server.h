@@ -89,7 +89,15 @@ struct ToolResult {
   Json content = Json::array();       // text blocks, etc.
   std::optional<Json> structured;     // structuredContent; never set together with is_error
   bool is_error = false;
+  // SerializeToolResult(*this), when the tool has it already: an answer given to many calls
+  // (mcp/topics/answer_cache.h) is serialized once, and Server::HandleSerialized writes these
+  // bytes instead of serializing it on every call. Null: the server serializes the fields above.
+  std::shared_ptr<const std::string> serialized;
 };
+
+// The result object tools/call answers for `r` ({"content": [...], "structuredContent": {...}}),
+// serialized as Serialize writes it. For a result that is not an error.
+std::string SerializeToolResult(const ToolResult& r);
 
 struct Tool {
   std::string name;         // ^[a-zA-Z0-9_-]{1,64}$
@@ -201,6 +209,11 @@ class Server {
   std::optional<Json> Handle(const Message& message, Session& session,
                              const std::function<void(const Json&)>& notify);
 
+  // Handle, serialized (Serialize): the line a transport writes. A tool result that came
+  // serialized (ToolResult::serialized) is written from its bytes.
+  std::optional<std::string> HandleSerialized(const Message& message, Session& session,
+                                              const std::function<void(const Json&)>& notify);
+
   // The modern checks of a message with the claim, in ladder order; each is the error response
   // (with the message's id), or nullopt. Envelope: params and _meta objects, the claim a string,
   // clientCapabilities an object (-32602). Version: the claim is in kModernVersions (-32022 with
@@ -214,6 +227,12 @@ class Server {
   const std::vector<Tool>& tools() const { return options_.tools; }
 
  private:
+  // Handle; with `serialized_result` non-null, a tools/call result that came serialized is
+  // left there and the response returned holds no result.
+  std::optional<Json> Respond(const Message& message, Session& session,
+                              const std::function<void(const Json&)>& notify,
+                              std::shared_ptr<const std::string>* serialized_result);
+
   ServerOptions options_;
 };
 

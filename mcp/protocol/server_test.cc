@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -306,6 +307,49 @@ TEST_F(ServerTest, AThrowingToolBecomesAnErrorResult) {
   EXPECT_EQ(result["isError"], true);
   EXPECT_FALSE(result.contains("structuredContent"));
   EXPECT_NE(result["content"][0]["text"].get<std::string>().find("boom"), std::string::npos);
+}
+
+// HandleSerialized writes what Handle answers, byte for byte, for every kind of message; a tool
+// result that came serialized is written from its bytes.
+TEST(ServerSerializedTest, TheLineIsWhatHandleAnswersSerialized) {
+  ServerOptions options = testing_tools::Options();
+  ToolResult reused;
+  reused.content.push_back({{"type", "text"}, {"text", "one answer\n{\"n\":1}"}});
+  reused.structured = Json{{"n", 1}};
+  reused.serialized = std::make_shared<const std::string>(SerializeToolResult(reused));
+  options.tools.push_back({"reused", "", "An answer serialized once.", Json::object(), nullptr,
+                           nullptr, [reused](const Json&, ToolContext&) { return reused; }});
+  ToolResult wrong = reused;
+  wrong.serialized = std::make_shared<const std::string>(R"({"content":[],"from":"bytes"})");
+  options.tools.push_back({"bytes", "", "Bytes that differ from its fields.", Json::object(),
+                           nullptr, nullptr, [wrong](const Json&, ToolContext&) { return wrong; }});
+  Server server(options);
+  Session by_json;
+  Session by_line;
+  auto none = [](const Json&) {};
+  const std::vector<Message> messages = {
+      Request(1, "tools/list"),  // before initialize: an error
+      Request(2, "initialize", InitParams("2025-06-18")),
+      Notification("notifications/initialized"),
+      Request("three", "ping"),
+      Request(4, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "h\u00e9\"llo\n"}}}}),
+      Request(5, "tools/call", {{"name", "fail"}}),
+      Request(6, "tools/call", {{"name", "throws"}}),
+      Request(7, "tools/call", {{"name", "nope"}}),
+      Request(8, "tools/call", {{"name", "reused"}}),
+      Request("nine", "tools/call", {{"name", "reused"}}),
+  };
+  for (const Message& m : messages) {
+    std::optional<Json> reply = server.Handle(m, by_json, none);
+    std::optional<std::string> line = server.HandleSerialized(m, by_line, none);
+    ASSERT_EQ(reply.has_value(), line.has_value()) << m.method;
+    if (reply) EXPECT_EQ(*line, Serialize(*reply)) << m.method;
+  }
+  const Message bytes = Request(10, "tools/call", {{"name", "bytes"}});
+  EXPECT_EQ(*server.HandleSerialized(bytes, by_line, none),
+            R"({"id":10,"jsonrpc":"2.0","result":{"content":[],"from":"bytes"}})");
+  EXPECT_EQ((*server.Handle(bytes, by_json, none))["result"]["structuredContent"]["n"], 1)
+      << "Handle answers from the fields";
 }
 
 TEST_F(ServerTest, ProgressNotificationsCarryTheToken) {
@@ -648,6 +692,26 @@ TEST_F(ModernTest, CancellationReachesAModernCallByItsId) {
   Send(Notification("notifications/cancelled", Modern({{"requestId", "c1"}})));
   call.join();
   EXPECT_EQ(reply, std::nullopt);
+}
+
+// A modern result is decorated (resultType, serverInfo) after the tool answers, so a tool's
+// serialized bytes are not written for it: HandleSerialized writes the decorated result.
+TEST(ServerSerializedTest, AModernResultIsDecoratedEvenWhenTheToolSerializedIt) {
+  ServerOptions options = testing_tools::Options();
+  ToolResult reused;
+  reused.content.push_back({{"type", "text"}, {"text", "one answer"}});
+  reused.structured = Json{{"n", 1}};
+  reused.serialized = std::make_shared<const std::string>(SerializeToolResult(reused));
+  options.tools.push_back({"reused", "", "An answer serialized once.", Json::object(), nullptr,
+                           nullptr, [reused](const Json&, ToolContext&) { return reused; }});
+  Server server(options);
+  Session a;
+  Session b;
+  const Message call = Request(1, "tools/call", Modern({{"name", "reused"}}));
+  std::optional<Json> reply = server.Handle(call, a, nullptr);
+  ASSERT_TRUE(reply && reply->contains("result"));
+  EXPECT_EQ((*reply)["result"]["resultType"], "complete");
+  EXPECT_EQ(server.HandleSerialized(call, b, nullptr), Serialize(*reply));
 }
 
 }  // namespace

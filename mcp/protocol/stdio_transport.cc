@@ -36,8 +36,10 @@ struct State {
   explicit State(int fd) : out_fd(fd) {}
 
   // Writes one message as one line; after Close() or a failed write, nothing more is written.
-  void Write(const Json& message) {
-    std::string line = Serialize(message);
+  void Write(const Json& message) { WriteLine(Serialize(message)); }
+
+  // Writes one message serialized already (Serialize), adding the newline.
+  void WriteLine(std::string line) {
     line.push_back('\n');
     std::lock_guard<std::mutex> lock(write_mu);
     if (closed) return;
@@ -86,8 +88,8 @@ void WorkerLoop(Server& server, std::shared_ptr<State> state) {
       state->queue.pop_front();
       ++state->running;
     }
-    std::optional<Json> reply = server.Handle(m, state->session, notify);
-    if (reply) state->Write(*reply);
+    std::optional<std::string> reply = server.HandleSerialized(m, state->session, notify);
+    if (reply) state->WriteLine(std::move(*reply));
     {
       std::lock_guard<std::mutex> lock(state->mu);
       --state->running;

@@ -423,6 +423,11 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
       call.outcome = OutcomeOf(built_answer.evidence);
       return std::move(built_answer.result);
     }
+    // Serialized once here, not on every call that reuses it (Server::HandleSerialized).
+    if (!built_answer.result.is_error) {
+      built_answer.result.serialized =
+          std::make_shared<const std::string>(SerializeToolResult(built_answer.result));
+    }
     answer = std::make_shared<const CachedAnswer>(std::move(built_answer));
     answers.Add(*version, std::move(key), answer);
   }

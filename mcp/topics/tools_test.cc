@@ -220,7 +220,8 @@ TEST_F(ToolsTest, ALiveBackEndIsReadOnEveryCall) {
   tools_ = BuildTools(o);
   const std::string first = Answer(Call("slurm_query", {{"topic", "nodes"}}));
   EXPECT_EQ(Answer(Call("slurm_query", {{"topic", "nodes"}})), first);
-  Call("slurm_query", {{"topic", "nodes"}});
+  EXPECT_EQ(Call("slurm_query", {{"topic", "nodes"}}).serialized, nullptr)
+      << "a live answer is serialized by the server, once";
   EXPECT_EQ(live.reads, 3) << "no version: never an answer from the cache";
   EXPECT_EQ(audit_.size(), 3u);
 }
@@ -234,6 +235,8 @@ TEST_F(ToolsTest, UnchangingEvidenceIsReadOncePerVersionAndEveryCallIsAudited) {
   tools_ = BuildTools(o);
   const ToolResult first = Call("slurm_query", {{"topic", "nodes"}});
   ASSERT_FALSE(first.is_error) << Text(first);
+  ASSERT_NE(first.serialized, nullptr) << "a reused answer is serialized once, when kept";
+  EXPECT_EQ(*first.serialized, SerializeToolResult(first));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(Answer(Call("slurm_query", {{"topic", "nodes"}})), Answer(first));
   EXPECT_EQ(replayed.reads, 1);
   ASSERT_EQ(audit_.size(), 4u) << "a reused answer is still a call: audited each time";
