@@ -7,9 +7,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string_view>
 
 namespace slurm_rca::mcp {
@@ -201,9 +204,9 @@ class SseParser {
 
 StdioClientTransport::StdioClientTransport(int read_fd, int write_fd)
     : read_fd_(read_fd), write_fd_(write_fd) {
-  if (::pipe2(wake_, O_CLOEXEC) != 0) {
-    wake_[0] = wake_[1] = -1;
-    ended_ = std::string("cannot create the wake-up pipe: ") + strerror(errno);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    ended_ = std::string("cannot create the wake-up eventfd: ") + strerror(errno);
     return;
   }
   reader_ = std::thread([this] { ReadLoop(); });
@@ -211,8 +214,7 @@ StdioClientTransport::StdioClientTransport(int read_fd, int write_fd)
 
 StdioClientTransport::~StdioClientTransport() {
   Close();
-  if (wake_[0] >= 0) ::close(wake_[0]);
-  if (wake_[1] >= 0) ::close(wake_[1]);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 void StdioClientTransport::Close() {
@@ -222,12 +224,17 @@ void StdioClientTransport::Close() {
     closed_ = true;
   }
   cv_.notify_all();
-  if (wake_[1] >= 0) {
-    char byte = 'x';
-    while (::write(wake_[1], &byte, 1) < 0 && errno == EINTR) {
-    }
-  }
+  reader_cv_.notify_all();
+  Wake();
   if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+}
+
+void StdioClientTransport::Wake() {
+  if (wake_fd_ < 0) return;
+  const std::uint64_t one = 1;
+  // EAGAIN: the counter is full, so a wake-up is pending anyway.
+  while (::write(wake_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
 }
 
 void StdioClientTransport::SetNotificationHandler(NotificationHandler handler) {
@@ -259,6 +266,7 @@ Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::mil
     return RpcError(kTransportError, "a request needs a string or integer id");
   }
   const std::string key = Serialize(request["id"]);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return RpcError(kTransportError, "transport closed");
@@ -266,17 +274,38 @@ Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::mil
     if (pending_.count(key)) return RpcError(kTransportError, "duplicate request id " + key);
     pending_[key] = std::nullopt;
   }
-  Status written = WriteLine(request);
+  // Written while the reading thread still reads: a server that writes while we write (a full
+  // pipe each way) is never left unread.
+  const Status written = WriteLine(request);
+
   std::unique_lock<std::mutex> lock(mu_);
-  if (!written.ok()) {
-    pending_.erase(key);
-    return written;
-  }
-  cv_.wait_for(lock, timeout, [&] {
+  ++waiting_;
+  ++calls_started_;
+  // The reading thread takes no turn while calls come; one it holds, it gives up.
+  if (reading_thread_reads_) Wake();
+  while (written.ok()) {
     auto it = pending_.find(key);
-    return (it != pending_.end() && it->second.has_value()) || !ended_.empty() || closed_;
-  });
+    if (it->second.has_value() || closed_ || !ended_.empty()) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    if (reading_) {
+      // Another caller leads (or the reading thread has yet to step aside): it hands our
+      // response over, or the turn when it has its own.
+      cv_.wait_until(lock, deadline);
+      continue;
+    }
+    // Lead: read on this thread until the response comes.
+    reading_ = true;
+    lock.unlock();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    ReadSome(static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    lock.lock();
+    reading_ = false;
+    cv_.notify_all();  // the turn is free: a waiting caller leads, or the reading thread reads
+  }
+  --waiting_;
   auto node = pending_.extract(key);
+  if (!written.ok()) return written;
   if (!node.empty() && node.mapped().has_value()) return std::move(*node.mapped());
   if (!ended_.empty()) return RpcError(kTransportError, ended_);
   if (closed_) return RpcError(kTransportError, "transport closed");
@@ -284,57 +313,77 @@ Result<Json> StdioClientTransport::Request(const Json& request, std::chrono::mil
 }
 
 void StdioClientTransport::ReadLoop() {
-  std::string line;
-  bool skipping = false;
-  char chunk[1 << 16];
-  std::string why;
+  std::unique_lock<std::mutex> lock(mu_);
+  std::uint64_t seen = 0;  // calls_started_ when last looked at
   for (;;) {
-    struct pollfd fds[2] = {{read_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    int r = ::poll(fds, 2, -1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      why = std::string("poll failed: ") + strerror(errno);
-      break;
+    if (closed_ || !ended_.empty()) break;
+    if (waiting_ > 0 || reading_ || calls_started_ != seen) {
+      // Calls are coming, and they read for themselves: look again later, so that back-to-back
+      // calls never have to wake this thread.
+      seen = calls_started_;
+      reader_cv_.wait_for(lock, kIdleBeforeReading);
+      continue;
     }
-    if (fds[1].revents != 0) {
-      why = "transport closed";
-      break;
-    }
-    if (fds[0].revents == 0) continue;
-    ssize_t n = ::read(read_fd_, chunk, sizeof(chunk));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n < 0) {
-      why = std::string("cannot read from the server: ") + strerror(errno);
-      break;
-    }
-    if (n == 0) {
-      why = "the server closed its output (EOF)";
-      break;
-    }
-    std::string_view data(chunk, static_cast<std::size_t>(n));
-    while (!data.empty()) {
-      std::size_t newline = data.find('\n');
-      std::string_view piece = data.substr(0, newline);
-      if (!skipping) {
-        if (line.size() + piece.size() > kMaxLineBytes) {
-          line.clear();
-          skipping = true;
-        } else {
-          line.append(piece);
-        }
-      }
-      if (newline == std::string_view::npos) break;
-      data.remove_prefix(newline + 1);
-      if (!skipping) Dispatch(line);
-      line.clear();
-      skipping = false;
-    }
+    reading_ = true;
+    reading_thread_reads_ = true;
+    lock.unlock();
+    const ReadStep step = ReadSome(-1);
+    lock.lock();
+    reading_ = false;
+    reading_thread_reads_ = false;
+    cv_.notify_all();  // a caller that woke us leads now
+    if (step == ReadStep::kEnded) break;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ended_ = why;
-  }
+  if (ended_.empty()) ended_ = "transport closed";
+  lock.unlock();
   cv_.notify_all();
+}
+
+StdioClientTransport::ReadStep StdioClientTransport::ReadSome(int timeout_ms) {
+  auto end = [this](std::string why) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_.empty()) ended_ = std::move(why);
+    }
+    cv_.notify_all();
+    reader_cv_.notify_all();
+    return ReadStep::kEnded;
+  };
+  struct pollfd fds[2] = {{read_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  const int r = ::poll(fds, 2, timeout_ms);
+  if (r < 0 && errno == EINTR) return ReadStep::kIdle;
+  if (r < 0) return end(std::string("poll failed: ") + strerror(errno));
+  if (fds[1].revents != 0) {
+    std::uint64_t count;
+    while (::read(wake_fd_, &count, sizeof(count)) < 0 && errno == EINTR) {
+    }
+    return ReadStep::kWoken;
+  }
+  if (fds[0].revents == 0) return ReadStep::kIdle;
+  char chunk[1 << 16];
+  const ssize_t n = ::read(read_fd_, chunk, sizeof(chunk));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return ReadStep::kIdle;
+  if (n < 0) return end(std::string("cannot read from the server: ") + strerror(errno));
+  if (n == 0) return end("the server closed its output (EOF)");
+  std::string_view data(chunk, static_cast<std::size_t>(n));
+  while (!data.empty()) {
+    const std::size_t newline = data.find('\n');
+    const std::string_view piece = data.substr(0, newline);
+    if (!skipping_) {
+      if (line_.size() + piece.size() > kMaxLineBytes) {
+        line_.clear();
+        skipping_ = true;
+      } else {
+        line_.append(piece);
+      }
+    }
+    if (newline == std::string_view::npos) break;
+    data.remove_prefix(newline + 1);
+    if (!skipping_) Dispatch(line_);
+    line_.clear();
+    skipping_ = false;
+  }
+  return ReadStep::kRead;
 }
 
 void StdioClientTransport::Dispatch(std::string_view line) {

@@ -32,7 +32,8 @@
 //
 // Threads: Connect (or Initialize) runs before any other request, on one thread; afterwards
 // requests may be issued from several threads at once. Notification and progress callbacks run on
-// the transport's reading thread (stdio) or the requesting thread (HTTP); they must not issue
+// the thread that reads the server (stdio: a waiting caller's own, or the transport's reading
+// thread between calls) or the requesting thread (HTTP); they must not issue
 // requests themselves.
 #ifndef SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
 #define SLURM_RCA_MCP_PROTOCOL_CLIENT_H_
@@ -40,6 +41,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -100,10 +102,16 @@ class ClientTransport {
 
 // Newline-delimited JSON over two descriptors (the server's stdout and stdin). It neither opens
 // nor closes them: close write_fd after Close() (or destruction) to tell the server to exit.
-// A reading thread runs from construction to Close(): it reads while no call waits (notifications,
-// the server's pings, which it answers, EOF) and hands each response to its caller. Reading on
-// the caller's thread instead would save 3-17 us of CPU a call (0.1 ms of a 70 ms replayed task)
-// and leave the server unread between calls (bench/README.md, "MCP client").
+//
+// Who reads the server (leader/follower): while a call waits, a waiting caller reads on its own
+// thread (it leads: it dispatches every line it reads, its own response, other callers'
+// responses, notifications, the server's pings, which it answers, and EOF; the other callers
+// wait to be handed theirs, and one of them leads when the leader has its answer). Between
+// calls a reading thread that runs from construction to Close() reads, so that the server is
+// never left unread for long: it starts once no call has started for kIdleBeforeReading, and a
+// call that starts while it reads wakes it (wake_fd_) to step aside. Calls that follow each
+// other closely thus wake no other thread; the first call after a pause pays one wake-up
+// (bench/README.md, "MCP client").
 class StdioClientTransport : public ClientTransport {
  public:
   StdioClientTransport(int read_fd, int write_fd);
@@ -117,19 +125,39 @@ class StdioClientTransport : public ClientTransport {
   void Close() override;
 
  private:
+  enum class ReadStep { kRead, kIdle, kWoken, kEnded };
+  // How long after the last call started the reading thread waits before it reads.
+  static constexpr std::chrono::milliseconds kIdleBeforeReading{10};
+
+  // The reading thread: reads while no call waits, until Close() or the end of the server.
   void ReadLoop();
+  // Waits up to timeout_ms (-1: no limit) for the server's output or wake_fd_, reads one chunk
+  // and dispatches every whole line in it. Only the holder of the reading turn (reading_) calls
+  // it. kIdle: nothing to read in time; kWoken: wake_fd_ fired (it is drained); kEnded: EOF or
+  // an error, recorded in ended_.
+  ReadStep ReadSome(int timeout_ms);
   void Dispatch(std::string_view line);
+  void Wake();  // makes a ReadSome that waits return kWoken
   Status WriteLine(const Json& message);
 
   const int read_fd_;
   const int write_fd_;
-  int wake_[2] = {-1, -1};  // a pipe that tells the reading thread to stop
+  int wake_fd_ = -1;  // an eventfd: Close(), or a caller wants the reading thread to step aside
   std::thread reader_;
+
+  // The line being read; only the holder of the reading turn touches them.
+  std::string line_;
+  bool skipping_ = false;  // the line is too long and is dropped
 
   std::mutex write_mu_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;         // for callers: a response, the reading turn, the end
+  std::condition_variable reader_cv_;  // for the reading thread: the end
   std::map<std::string, std::optional<Json>> pending_;  // serialized id -> response
+  int waiting_ = 0;                                     // callers waiting for their response
+  std::uint64_t calls_started_ = 0;                     // calls that started waiting, ever
+  bool reading_ = false;                                // someone holds the reading turn
+  bool reading_thread_reads_ = false;                   // ... and it is the reading thread
   NotificationHandler handler_;
   bool closed_ = false;  // Close() was called
   std::string ended_;    // why reading stopped (EOF, error), empty while it runs

@@ -329,6 +329,83 @@ TEST(ClientScriptedTest, NotificationsAndPingsWhileNoCallWaits) {
   EXPECT_EQ((*pong)["result"], Json::object());
 }
 
+// Leader/follower: while a call waits, the caller reads the server on its own thread, so its
+// response (and what comes with it) needs no hand-off from the reading thread; between calls
+// the reading thread reads.
+TEST(ClientScriptedTest, AWaitingCallerReadsItsResponseOnItsOwnThread) {
+  ScriptedPeer peer;
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::thread::id>> seen;  // notification data, reader
+  ClientOptions options;
+  options.on_notification = [&](const Json& n) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.emplace_back(n["params"]["data"].get<std::string>(), std::this_thread::get_id());
+  };
+  Client client(peer.Transport(), options);
+  constexpr int kCalls = 3;
+  std::thread server([&] {
+    for (int i = 0; i < kCalls; ++i) {
+      std::optional<Json> ping = peer.ReadFromClient();
+      ASSERT_TRUE(ping);
+      // Late enough that the caller leads; one write, so one read takes both lines.
+      std::this_thread::sleep_for(milliseconds(50));
+      peer.WriteToClient(R"({"jsonrpc":"2.0","method":"notifications/message",)"
+                         R"("params":{"level":"info","data":"call"}})"
+                         "\n" +
+                         Serialize(MakeResult((*ping)["id"], Json::object())) + "\n");
+    }
+  });
+  for (int i = 0; i < kCalls; ++i) ASSERT_TRUE(client.Ping().ok());
+  server.join();
+  peer.WriteToClient(R"({"jsonrpc":"2.0","method":"notifications/message",)"
+                     R"("params":{"level":"info","data":"idle"}})"
+                     "\n");
+  const auto deadline = Clock::now() + milliseconds(3000);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (seen.size() == kCalls + 1 || Clock::now() > deadline) break;
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kCalls + 1));
+  for (int i = 0; i < kCalls; ++i) {
+    EXPECT_EQ(seen[i].first, "call");
+    EXPECT_EQ(seen[i].second, std::this_thread::get_id()) << "call " << i << " was read elsewhere";
+  }
+  EXPECT_EQ(seen[kCalls].first, "idle");
+  EXPECT_NE(seen[kCalls].second, std::this_thread::get_id()) << "between calls, the reading thread";
+}
+
+// Whoever leads, a caller's own timeout holds, and the other caller then reads for itself.
+TEST(ClientScriptedTest, ACallTimesOutWhileAnotherWaitsAndTheOtherIsStillAnswered) {
+  ScriptedPeer peer;
+  Client client(peer.Transport());
+  std::thread server([&] {
+    std::optional<Json> a = peer.ReadFromClient();
+    std::optional<Json> b = peer.ReadFromClient();
+    ASSERT_TRUE(a && b);
+    const Json& answered = (*a)["method"] == "answered/call" ? *a : *b;
+    std::this_thread::sleep_for(milliseconds(400));
+    peer.WriteToClient(Serialize(MakeResult(answered["id"], {{"ok", true}})) + "\n");
+  });
+  Status unanswered;
+  Clock::duration unanswered_took{};
+  std::thread impatient([&] {
+    auto start = Clock::now();
+    unanswered = client.Call("unanswered/call", Json::object(), milliseconds(150)).status();
+    unanswered_took = Clock::now() - start;
+  });
+  Result<Json> answered = client.Call("answered/call", Json::object(), milliseconds(5000));
+  impatient.join();
+  server.join();
+  EXPECT_EQ(unanswered.rpc_code(), kRequestTimeout) << unanswered.ToString();
+  EXPECT_LT(unanswered_took, milliseconds(380)) << "it waited for the other call";
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  EXPECT_EQ((*answered)["ok"], true);
+}
+
 TEST(ClientScriptedTest, ConcurrentCallsAnsweredInReverseOrder) {
   ScriptedPeer peer;
   Client client(peer.Transport());
