@@ -28,8 +28,6 @@ Json RpcData(const Status& status) {
 
 namespace {
 
-// A line from the server longer than this is dropped (its request then times out).
-constexpr std::size_t kMaxLineBytes = 64u << 20;
 // An HTTP response body longer than this is refused.
 constexpr std::size_t kMaxBodyBytes = 64u << 20;
 
@@ -365,24 +363,8 @@ StdioClientTransport::ReadStep StdioClientTransport::ReadSome(int timeout_ms) {
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return ReadStep::kIdle;
   if (n < 0) return end(std::string("cannot read from the server: ") + strerror(errno));
   if (n == 0) return end("the server closed its output (EOF)");
-  std::string_view data(chunk, static_cast<std::size_t>(n));
-  while (!data.empty()) {
-    const std::size_t newline = data.find('\n');
-    const std::string_view piece = data.substr(0, newline);
-    if (!skipping_) {
-      if (line_.size() + piece.size() > kMaxLineBytes) {
-        line_.clear();
-        skipping_ = true;
-      } else {
-        line_.append(piece);
-      }
-    }
-    if (newline == std::string_view::npos) break;
-    data.remove_prefix(newline + 1);
-    if (!skipping_) Dispatch(line_);
-    line_.clear();
-    skipping_ = false;
-  }
+  lines_.Feed(std::string_view(chunk, static_cast<std::size_t>(n)),
+              [this](std::string_view line) { Dispatch(line); }, [] {});
   return ReadStep::kRead;
 }
 

@@ -146,8 +146,7 @@ class StdioClientTransport : public ClientTransport {
   std::thread reader_;
 
   // The line being read; only the holder of the reading turn touches them.
-  std::string line_;
-  bool skipping_ = false;  // the line is too long and is dropped
+  LineSplitter lines_{64u << 20};  // a line over 64 MiB is dropped (its request then times out)
 
   std::mutex write_mu_;
   std::mutex mu_;

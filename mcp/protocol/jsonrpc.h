@@ -53,6 +53,47 @@ bool IsValidId(const Json& id);
 // invalid UTF-8 is replaced with U+FFFD rather than throwing. Transports use this for every write.
 std::string Serialize(const Json& message);
 
+// Splits newline-delimited bytes into lines across reads (stdio framing, both directions). A line
+// longer than `max_bytes` is dropped whole, up to its newline; on_too_long runs once for it.
+//
+//   LineSplitter lines(4u << 20);
+//   lines.Feed(chunk, [&](std::string_view line) { Handle(line); }, [&] { Refuse(); });
+//   if (eof && !lines.partial().empty()) Handle(lines.partial());   // a last line without '\n'
+class LineSplitter {
+ public:
+  explicit LineSplitter(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  template <typename OnLine, typename OnTooLong>
+  void Feed(std::string_view data, OnLine&& on_line, OnTooLong&& on_too_long) {
+    while (!data.empty()) {
+      const std::size_t newline = data.find('\n');
+      const std::string_view piece = data.substr(0, newline);
+      if (!skipping_) {
+        if (line_.size() + piece.size() > max_bytes_) {
+          on_too_long();
+          line_.clear();
+          skipping_ = true;
+        } else {
+          line_.append(piece);
+        }
+      }
+      if (newline == std::string_view::npos) break;
+      data.remove_prefix(newline + 1);
+      if (!skipping_) on_line(std::string_view(line_));
+      line_.clear();
+      skipping_ = false;
+    }
+  }
+
+  // The bytes after the last newline ("" while a too-long line is being dropped).
+  std::string_view partial() const { return skipping_ ? std::string_view() : line_; }
+
+ private:
+  const std::size_t max_bytes_;
+  std::string line_;
+  bool skipping_ = false;  // inside a line that was too long
+};
+
 Json MakeResult(const Json& id, Json result);
 // Serialize(MakeResult(id, result)) where `serialized_result` is Serialize(result): the same
 // bytes, without serializing the result again (a tool answer reused for many calls).

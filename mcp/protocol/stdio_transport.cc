@@ -194,8 +194,7 @@ int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options, int* s
   }
 
   LineHandler handler(server, state, options);
-  std::string line;
-  bool skipping = false;  // inside a line that was too long
+  LineSplitter lines(options.max_line_bytes);
   char chunk[1 << 16];
   int rc = 0;
   for (;;) {
@@ -212,27 +211,10 @@ int RunStdio(Server& server, int in_fd, int out_fd, StdioOptions options, int* s
       break;
     }
     if (n == 0) break;
-    std::string_view data(chunk, static_cast<std::size_t>(n));
-    while (!data.empty()) {
-      std::size_t newline = data.find('\n');
-      std::string_view piece = data.substr(0, newline);
-      if (!skipping) {
-        if (line.size() + piece.size() > options.max_line_bytes) {
-          handler.TooLong();
-          line.clear();
-          skipping = true;
-        } else {
-          line.append(piece);
-        }
-      }
-      if (newline == std::string_view::npos) break;
-      data.remove_prefix(newline + 1);
-      if (!skipping) handler.Handle(line);
-      line.clear();
-      skipping = false;
-    }
+    lines.Feed(std::string_view(chunk, static_cast<std::size_t>(n)),
+               [&](std::string_view line) { handler.Handle(line); }, [&] { handler.TooLong(); });
   }
-  if (rc == 0 && !skipping && !line.empty()) handler.Handle(line);  // last line had no '\n'
+  if (rc == 0 && !lines.partial().empty()) handler.Handle(lines.partial());  // no final '\n'
   const int left = Drain(state, options, still_running == nullptr);
   if (still_running) *still_running = left;
   return rc;
