@@ -712,10 +712,7 @@ class HttpTransport::Impl : public http_core::Handler {
     auto write = [&](const Json& m) {
       if (!connected) return;
       connected = exchange.Event(SseEvent(m));
-      if (!connected && modern) {
-        std::lock_guard<std::mutex> lock(session.mu);
-        session.cancelled.insert(Serialize(message.id));
-      }
+      if (!connected && modern) session.Cancel(message.id);
     };
     std::optional<Json> reply;
     try {

@@ -21,7 +21,7 @@ int LogRank(const std::string& level) {
   return -1;
 }
 
-// Cancellations of ids that never arrive (or already finished) would pile up forever.
+// Session::Cancel's bound: cancellations of ids that never arrive would pile up forever.
 constexpr std::size_t kMaxCancelled = 1024;
 
 std::string Key(const Json& id) { return Serialize(id); }
@@ -183,6 +183,12 @@ bool IsLegacyVersion(std::string_view version) {
          std::end(kProtocolVersions);
 }
 
+void Session::Cancel(const Json& id) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (cancelled.size() >= kMaxCancelled) cancelled.erase(cancelled.begin());
+  cancelled.insert(Key(id));
+}
+
 Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 std::optional<Json> Server::ModernEnvelopeError(const Message& m) const {
@@ -325,11 +331,7 @@ class Dispatch {
       if (!m_.params.is_object()) return;
       auto id = m_.params.find("requestId");
       if (id == m_.params.end() || !IsValidId(*id)) return;
-      std::lock_guard<std::mutex> lock(session_.mu);
-      if (session_.cancelled.size() >= kMaxCancelled) {
-        session_.cancelled.erase(session_.cancelled.begin());
-      }
-      session_.cancelled.insert(Key(*id));
+      session_.Cancel(*id);
     }
     // Other notifications (roots/list_changed, progress, ...) need nothing from a tools server.
   }

@@ -177,6 +177,11 @@ struct Session {
   std::string log_level = "info";
   std::set<std::string> cancelled;  // request ids (dumped) the client cancelled
   Json client_info;
+
+  // Marks request `id` cancelled (notifications/cancelled, or a transport that saw the client go
+  // away). Locks mu; keeps at most 1,024 ids, dropping the oldest-sorted, since cancellations of
+  // ids that never arrive would otherwise pile up.
+  void Cancel(const Json& id);
 };
 
 struct ServerOptions {

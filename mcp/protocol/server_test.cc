@@ -343,7 +343,9 @@ TEST(ServerSerializedTest, TheLineIsWhatHandleAnswersSerialized) {
     std::optional<Json> reply = server.Handle(m, by_json, none);
     std::optional<std::string> line = server.HandleSerialized(m, by_line, none);
     ASSERT_EQ(reply.has_value(), line.has_value()) << m.method;
-    if (reply) EXPECT_EQ(*line, Serialize(*reply)) << m.method;
+    if (reply) {
+      EXPECT_EQ(*line, Serialize(*reply)) << m.method;
+    }
   }
   const Message bytes = Request(10, "tools/call", {{"name", "bytes"}});
   EXPECT_EQ(*server.HandleSerialized(bytes, by_line, none),
