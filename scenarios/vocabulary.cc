@@ -91,6 +91,7 @@ const std::vector<FaultPrimitive>& FaultPrimitives() {
       {"db-lock", {}},
       {"ctld-stop", {}},
       {"dbd-kill", {}},
+      {"ctld-kill", {}},
   };
   return faults;
 }

@@ -671,6 +671,10 @@ const std::vector<FaultInfo>& FaultCatalog() {
       {"dbd-kill", "SIGKILL of slurmdbd (no clean shutdown)",
        "sacct fails at once with 'Connection refused'; squeue and sinfo answer",
        "start slurmdbd again; it re-registers", ""},
+      {"ctld-kill", "SIGKILL of slurmctld (no clean shutdown: nothing saved since its last periodic save)",
+       "squeue, sinfo, sdiag and scontrol fail after about 9 s with 'Unable to contact slurm "
+       "controller (connect failure)', as after ctld-stop; sacct answers",
+       "start slurmctld again; it reads back the state it last saved", ""},
   };
   return catalog;
 }
@@ -686,6 +690,7 @@ FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool
   if (name == "munge-stop") return StopStartFault(lab, "munged", inject, name, false);
   if (name == "ctld-stop") return StopStartFault(lab, "slurmctld", inject, name, false);
   if (name == "dbd-kill") return StopStartFault(lab, "slurmdbd", inject, name, true);
+  if (name == "ctld-kill") return StopStartFault(lab, "slurmctld", inject, name, true);
   if (name == "slurmd-kill") {
     if (!ValidNode(lab, t.node)) return Failed("no node " + t.node + " in this lab");
     return StopStartFault(lab, "slurmd-" + t.node, inject, "slurmd-kill-" + t.node, true);

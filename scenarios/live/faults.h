@@ -9,7 +9,7 @@
 //
 // Faults: db-freeze, db-lock, dbd-stop, munge-stop, ctld-pause, slurmd-kill, slurmd-pause,
 // statesave-readonly, rpc-flood, net-drop, drain, gpu-fake, partition-down, reservation,
-// assoc-limit, qos-limit, ctld-stop, dbd-kill. FaultCatalog() describes each.
+// assoc-limit, qos-limit, ctld-stop, dbd-kill, ctld-kill. FaultCatalog() describes each.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 #define SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 

@@ -409,6 +409,22 @@ TEST_F(LiveLab, CtldPauseTimesOutSqueueWhileSacctAnswers) {
   EXPECT_TRUE(again.ok()) << again.Summary();
 }
 
+TEST_F(LiveLab, CtldKillRefusesClientsUntilHealStartsItAgain) {
+  ProcessId before = *lab_->DaemonId("slurmctld");
+  ExpectInjected("ctld-kill");
+  EXPECT_FALSE(IsAlive(before)) << "slurmctld survived SIGKILL";
+  ToolResult squeue = Run({"squeue", "-h"}, seconds(30));
+  EXPECT_FALSE(squeue.ok());
+  EXPECT_FALSE(squeue.timed_out) << "a killed controller refuses; it does not hang";
+  EXPECT_TRUE(Contains(squeue.err, "Unable to contact slurm controller")) << squeue.err;
+  ToolResult sacct = Run({"sacct", "-a", "-X", "-n"}, seconds(5));
+  EXPECT_TRUE(sacct.ok()) << sacct.Summary();
+  ExpectHealed("ctld-kill");
+  ASSERT_TRUE(lab_->DaemonId("slurmctld"));
+  EXPECT_NE(lab_->DaemonId("slurmctld")->pid, before.pid);
+  EXPECT_TRUE(WaitUntil(seconds(20), [] { return Run({"squeue", "-h"}, seconds(5)).ok(); }));
+}
+
 TEST_F(LiveLab, NetDropToASlurmdMakesTheNodeDownAndHealResumesIt) {
   FaultTarget t{.daemon = "slurmd-node3"};
   auto start = Clock::now();
