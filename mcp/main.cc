@@ -144,7 +144,10 @@ struct BackendFlags {
 // serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.
 struct HttpLimits {
   int workers = -1;  // unset: 8, or 0 on the replay back-end
-  int event_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  // One event thread beside the worker pool: on two cores a second one cost 36-37 us of CPU a
+  // replayed call against 23-26 us (mcp_bench c8/c64, bench/README.md), contending with the
+  // first and with the clients for the cores.
+  int event_threads = 1;
   double header_timeout = 10;
   double idle_timeout = 60;
   std::size_t max_connections = 4096;
@@ -159,7 +162,9 @@ struct HttpLimits {
         ->check(CLI::Range(0, 256));
     serve->add_option("--http-threads", event_threads,
                       "HTTP: threads running the event loop that reads, screens and writes every "
-                      "connection (each connection is served by one at a time)")
+                      "connection (each connection is served by one at a time), beside the "
+                      "--http-workers pool. Raise it only when the event thread uses a whole core "
+                      "and more cores are free")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
     serve->add_option("--http-header-timeout", header_timeout,
