@@ -279,7 +279,8 @@ std::string Table(const Json& rows, const std::string& topic) {
 }
 
 // A tool result for people: evidence label, then a table (or the text of text topics).
-std::string Human(const ToolResult& r) {
+std::string Human(const ToolResult& result) {
+  const ToolResult& r = result.Fields();
   if (r.is_error || !r.structured) return ResultText(r);
   const Json& s = *r.structured;
   auto section = [](const Json& e) {
@@ -310,7 +311,8 @@ int RunTool(const std::vector<Tool>& tools, const std::string& name, const Json&
   for (const Tool& t : tools) {
     if (t.name != name) continue;
     CliContext context;
-    ToolResult r = t.run(args, context);
+    const ToolResult result = t.run(args, context);
+    const ToolResult& r = result.Fields();
     if (json) {
       Json out = {{"content", r.content}, {"isError", r.is_error}};
       if (r.structured) out["structuredContent"] = *r.structured;

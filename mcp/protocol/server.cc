@@ -110,9 +110,15 @@ Json ToolResultJson(ToolResult r) {
 }  // namespace
 
 std::string SerializeToolResult(const ToolResult& r) {
-  ToolResult copy = r;
+  ToolResult copy = r.Fields();
   copy.serialized = nullptr;
   return Serialize(ToolResultJson(std::move(copy)));
+}
+
+ToolResult SharedResult(std::shared_ptr<const ToolResult> answer) {
+  ToolResult r;
+  r.shared = std::move(answer);
+  return r;
 }
 
 Json Tool::Describe() const {
@@ -613,13 +619,17 @@ class Dispatch {
     }
     if (TakeCancelled(session_, key)) return std::nullopt;  // the client no longer wants it
 
+    // A modern result is decorated after this (Decorate): it is serialized whole.
+    const ToolResult& fields = r.Fields();
+    if (serialized_result_ != nullptr && fields.serialized != nullptr && !fields.is_error &&
+        !modern_) {
+      *serialized_result_ = fields.serialized;  // the caller writes these bytes
+      return MakeResult(m_.id, nullptr);
+    }
+    // The response takes the result over; a shared answer is copied, the one copy it needs.
+    if (r.shared) r = ToolResult(*r.shared);
     if (r.is_error && (!r.content.is_array() || r.content.empty())) {
       r.content = TextContent("tool " + tool_name + " failed");
-    }
-    // A modern result is decorated after this (Decorate): it is serialized whole.
-    if (serialized_result_ != nullptr && r.serialized != nullptr && !r.is_error && !modern_) {
-      *serialized_result_ = std::move(r.serialized);  // the caller writes these bytes
-      return MakeResult(m_.id, nullptr);
     }
     return MakeResult(m_.id, ToolResultJson(std::move(r)));
   }

@@ -85,6 +85,8 @@ class ToolContext {
   virtual bool Cancelled() const = 0;
 };
 
+// What a tool answers. Read it through Fields(): a result may share an answer rather than hold
+// one (`shared`).
 struct ToolResult {
   Json content = Json::array();       // text blocks, etc.
   std::optional<Json> structured;     // structuredContent; never set together with is_error
@@ -93,10 +95,20 @@ struct ToolResult {
   // (mcp/topics/answer_cache.h) is serialized once, and Server::HandleSerialized writes these
   // bytes instead of serializing it on every call. Null: the server serializes the fields above.
   std::shared_ptr<const std::string> serialized;
+  // An answer given to many calls, shared by each call's result instead of copied into it: the
+  // fields above are then left at their defaults, and Fields() is the shared answer's. One
+  // level: a shared answer shares no other.
+  std::shared_ptr<const ToolResult> shared;
+
+  // The fields of this result: the shared answer's, or its own.
+  const ToolResult& Fields() const { return shared ? *shared : *this; }
 };
 
+// A result sharing `answer` (ToolResult::shared), which must not be null.
+ToolResult SharedResult(std::shared_ptr<const ToolResult> answer);
+
 // The result object tools/call answers for `r` ({"content": [...], "structuredContent": {...}}),
-// serialized as Serialize writes it. For a result that is not an error.
+// serialized as Serialize writes it. For a result that is not an error; a shared one's answer.
 std::string SerializeToolResult(const ToolResult& r);
 
 struct Tool {

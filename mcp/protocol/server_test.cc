@@ -716,5 +716,56 @@ TEST(ServerSerializedTest, AModernResultIsDecoratedEvenWhenTheToolSerializedIt) 
   EXPECT_EQ(server.HandleSerialized(call, b, nullptr), Serialize(*reply));
 }
 
+// A tool may share an answer it gives to many calls (ToolResult::shared) instead of copying it
+// into each result: both eras, Handle and HandleSerialized, answer it byte for byte as they
+// answer the same result held, errors too, and the shared answer is left as it was.
+TEST(ServerSerializedTest, ASharedAnswerIsAnsweredAsTheSameAnswerHeld) {
+  ServerOptions options = testing_tools::Options();
+  auto answer = std::make_shared<ToolResult>();
+  answer->content.push_back({{"type", "text"}, {"text", "one answer\n{\"n\":1}"}});
+  answer->structured = Json{{"n", 1}};
+  answer->serialized = std::make_shared<const std::string>(SerializeToolResult(*answer));
+  auto error = std::make_shared<ToolResult>();
+  error->is_error = true;
+  error->content.push_back({{"type", "text"}, {"text", "NO EVIDENCE (unavailable): not kept"}});
+  for (const auto& [name, kept] : {std::pair("answer", answer), std::pair("error", error)}) {
+    options.tools.push_back({std::string("held_") + name, "", "A copy.", Json::object(), nullptr,
+                             nullptr, [kept](const Json&, ToolContext&) { return *kept; }});
+    options.tools.push_back({std::string("shared_") + name, "", "Shared.", Json::object(), nullptr,
+                             nullptr, [kept = std::shared_ptr<const ToolResult>(kept)](
+                                          const Json&, ToolContext&) { return SharedResult(kept); }});
+  }
+  Server server(options);
+  Session legacy;
+  ASSERT_TRUE(server.Handle(Request(0, "initialize", InitParams("2025-11-25")), legacy, nullptr));
+  server.Handle(Notification("notifications/initialized"), legacy, nullptr);
+  Session modern;
+  for (const char* name : {"answer", "error"}) {
+    const Json held = {{"name", std::string("held_") + name}};
+    const Json shared = {{"name", std::string("shared_") + name}};
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_EQ(server.HandleSerialized(Request(1, "tools/call", shared), legacy, nullptr),
+                server.HandleSerialized(Request(1, "tools/call", held), legacy, nullptr))
+          << name;
+      EXPECT_EQ(server.Handle(Request(2, "tools/call", shared), legacy, nullptr),
+                server.Handle(Request(2, "tools/call", held), legacy, nullptr))
+          << name;
+      const std::optional<std::string> modern_line =
+          server.HandleSerialized(Request(3, "tools/call", Modern(shared)), modern, nullptr);
+      ASSERT_TRUE(modern_line) << name;
+      EXPECT_NE(modern_line->find(R"("resultType":"complete")"), std::string::npos) << name;
+      EXPECT_EQ(modern_line,
+                server.HandleSerialized(Request(3, "tools/call", Modern(held)), modern, nullptr))
+          << name;
+    }
+  }
+  EXPECT_EQ(*server.HandleSerialized(Request(4, "tools/call", {{"name", "shared_answer"}}),
+                                     legacy, nullptr),
+            R"({"id":4,"jsonrpc":"2.0","result":)" + *answer->serialized + "}")
+      << "the legacy line splices the shared bytes";
+  EXPECT_EQ(SerializeToolResult(*answer), *answer->serialized) << "the shared answer is intact";
+  EXPECT_EQ(error->content.size(), 1u);
+}
+
 }  // namespace
 }  // namespace slurm_rca::mcp

@@ -9,9 +9,13 @@
 //
 //   AnswerCache cache;
 //   const std::optional<std::int64_t> version = backend.EvidenceVersion();
-//   if (auto hit = cache.Find(version, key)) return hit->result;   // nullptr when no version
+//   if (auto hit = cache.Find(version, key)) return Shared(hit);   // nullptr when no version
 //   CachedAnswer answer = Build(...);                              // reads the back-end
 //   if (version && backend.EvidenceVersion() == version) cache.Add(*version, key, ...);
+//
+// A call answered from the cache shares the answer (ToolResult::shared, aliasing the
+// CachedAnswer's result), never copies it: an answer is immutable once added, and lives as long
+// as the cache or a call's result holds it.
 //
 // Add only what was built while the version stayed the same (checked before and after the
 // reads, as above). An answer of another version is never returned: an Add at a new version

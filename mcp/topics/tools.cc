@@ -433,7 +433,8 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
   }
   Audit(o, kQueryTool, topic->name, answer->evidence);
   call.outcome = OutcomeOf(answer->evidence);
-  return answer->result;
+  // Shared, not copied: the answer lives as long as a call's result holds it.
+  return SharedResult(std::shared_ptr<const ToolResult>(answer, &answer->result));
 }
 
 ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context,
@@ -503,8 +504,8 @@ ToolResult Counted(const SurfaceOptions& o, const char* tool, CallRecord& call,
     o.metrics->ToolCall(tool, call.topic, CallOutcome{"error", "", ""}, seconds());
     throw;
   }
-  CallOutcome outcome =
-      call.outcome.value_or(r.is_error ? CallOutcome{"error", "", ""} : CallOutcome{"ok", "", ""});
+  CallOutcome outcome = call.outcome.value_or(r.Fields().is_error ? CallOutcome{"error", "", ""}
+                                                                   : CallOutcome{"ok", "", ""});
   o.metrics->ToolCall(tool, call.topic, outcome, seconds());
   return r;
 }
@@ -642,7 +643,7 @@ CallOutcome OutcomeOf(const Evidence& e) {
 
 std::string ResultText(const ToolResult& result) {
   std::string text;
-  for (const Json& block : result.content) {
+  for (const Json& block : result.Fields().content) {
     if (block.value("type", "") == "text") text += block.value("text", "") + "\n";
   }
   return text;

@@ -32,13 +32,16 @@ class ToolsTest : public ::testing::Test {
     tools_ = BuildTools(o);
   }
 
-  ToolResult Call(const std::string& name, const Json& args) {
+  // The result as the tool returns it: it may share its answer (ToolResult::shared).
+  ToolResult Run(const std::string& name, const Json& args) {
     for (const Tool& t : tools_) {
       if (t.name == name) return t.run(args, context_);
     }
     ADD_FAILURE() << "no tool " << name;
     return {};
   }
+  // The answer's fields, copied out of a shared one.
+  ToolResult Call(const std::string& name, const Json& args) { return Run(name, args).Fields(); }
 
   static std::string Text(const ToolResult& r) { return ResultText(r); }
 
@@ -208,7 +211,8 @@ class CountingBackend : public Backend {
   Backend& recorded_;
 };
 
-std::string Answer(const ToolResult& r) {
+std::string Answer(const ToolResult& result) {
+  const ToolResult& r = result.Fields();
   return Serialize(r.content) + (r.structured ? Serialize(*r.structured) : "");
 }
 
@@ -261,6 +265,40 @@ TEST_F(ToolsTest, UnchangingEvidenceIsReadOncePerVersionAndEveryCallIsAudited) {
   EXPECT_EQ(replayed.reads, 4);
 }
 
+TEST_F(ToolsTest, AReusedAnswerIsSharedNotCopied) {
+  CountingBackend replayed(*backend_);
+  replayed.version = 2;
+  SurfaceOptions o;
+  o.backend = &replayed;
+  o.audit = [this](const Json& j) { audit_.push_back(j); };
+  tools_ = BuildTools(o);
+  const ToolResult first = Run("slurm_query", {{"topic", "nodes"}});
+  const ToolResult second = Run("slurm_query", {{"topic", "nodes"}});
+  ASSERT_NE(first.shared, nullptr) << "the answer kept is shared from the first call on";
+  EXPECT_EQ(second.shared, first.shared) << "the same answer, not a copy of it";
+  EXPECT_EQ(&second.Fields(), first.shared.get());
+  EXPECT_TRUE(second.content.empty()) << "a result sharing its answer holds none of its own";
+  EXPECT_FALSE(second.structured.has_value());
+  EXPECT_EQ(second.serialized, nullptr);
+  ASSERT_NE(second.Fields().serialized, nullptr);
+  EXPECT_EQ(*second.Fields().serialized, SerializeToolResult(second));
+  EXPECT_EQ(replayed.reads, 1);
+  EXPECT_EQ(audit_.size(), 2u) << "each call is audited";
+
+  replayed.version = 4;  // another snapshot: another answer, read again
+  const ToolResult third = Run("slurm_query", {{"topic", "nodes"}});
+  ASSERT_NE(third.shared, nullptr);
+  EXPECT_NE(third.shared, first.shared);
+  EXPECT_EQ(replayed.reads, 2);
+  EXPECT_EQ(Run("slurm_query", {{"topic", "nodes"}}).shared, third.shared);
+
+  replayed.version = std::nullopt;  // live: held by each result, never shared
+  const ToolResult live = Run("slurm_query", {{"topic", "nodes"}});
+  EXPECT_EQ(live.shared, nullptr);
+  EXPECT_EQ(Answer(live), Answer(first));
+  EXPECT_EQ(audit_.size(), 5u);
+}
+
 TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
   // Each answer is cached at its snapshot; SetOffset gives the other snapshot's, both ways.
   for (int round = 0; round < 2; ++round) {
@@ -271,6 +309,15 @@ TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
     EXPECT_FALSE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
     EXPECT_FALSE(Call("slurm_query", {{"topic", "accounting"}}).is_error);
   }
+  // The answer shared at one snapshot is not the other's.
+  backend_->SetOffset(10);
+  const ToolResult frozen = Run("slurm_query", {{"topic", "accounting"}});
+  backend_->SetOffset(30);
+  const ToolResult healed = Run("slurm_query", {{"topic", "accounting"}});
+  ASSERT_NE(frozen.shared, nullptr);
+  ASSERT_NE(healed.shared, nullptr);
+  EXPECT_NE(frozen.shared, healed.shared);
+  EXPECT_NE(Answer(frozen), Answer(healed));
 }
 
 }  // namespace
