@@ -144,10 +144,12 @@ Json MakeResult(const Json& id, Json result) {
 std::string SerializeResult(const Json& id, std::string_view serialized_result) {
   // Serialize writes an object's keys in order (nlohmann::json keeps them in a std::map):
   // "id", "jsonrpc", "result".
-  std::string line = "{\"id\":" + Serialize(id) + ",\"jsonrpc\":\"2.0\",\"result\":";
-  line.reserve(line.size() + serialized_result.size() + 1);
-  line.append(serialized_result);
-  line.push_back('}');
+  static constexpr std::string_view kHead = "{\"id\":";
+  static constexpr std::string_view kMiddle = ",\"jsonrpc\":\"2.0\",\"result\":";
+  const std::string id_text = Serialize(id);
+  std::string line;
+  line.reserve(kHead.size() + id_text.size() + kMiddle.size() + serialized_result.size() + 1);
+  line.append(kHead).append(id_text).append(kMiddle).append(serialized_result).push_back('}');
   return line;
 }
 
