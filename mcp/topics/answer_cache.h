@@ -1,10 +1,11 @@
-// AnswerCache: slurm_query answers reused while the back-end's evidence cannot change.
+// AnswerCache: slurm_query and slurm_overview answers reused while the back-end's evidence
+// cannot change.
 //
 // A replayed bundle answers an argv with the same recorded evidence for as long as its selected
 // snapshot stays (Backend::EvidenceVersion), so the answer built from that evidence (the rows
 // parsed, the structured answer, its text) is the same on every call; building it is most of a
-// replayed call's CPU. The cache keeps answers by what the call asked (topic, filters, rows)
-// and the version they were built at. A back-end without a version (live) is never cached: its
+// replayed call's CPU. The cache keeps answers by what the call asked (topic, filters, rows;
+// each tool has a cache of its own) and the version they were built at. A back-end without a version (live) is never cached: its
 // reads are evidence of now, and a cache must never serve an old one.
 //
 //   AnswerCache cache;
@@ -32,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mcp/evidence/evidence.h"
 #include "mcp/protocol/server.h"
@@ -48,10 +50,16 @@ struct AnswerKey {
   auto operator<=>(const AnswerKey&) const = default;
 };
 
-// One answer and the evidence it was built from: every call it answers still audits and counts
-// that evidence.
-struct CachedAnswer {
+// One read an answer was built from: the topic read and its evidence.
+struct AnswerRead {
+  std::string topic;
   Evidence evidence;
+};
+
+// One answer and the reads it was built from, in order (one for slurm_query, a section each for
+// slurm_overview): every call it answers still audits and counts that evidence.
+struct CachedAnswer {
+  std::vector<AnswerRead> reads;
   ToolResult result;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -361,7 +363,7 @@ CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
   if (!read.evidence.ok()) {
     r.is_error = true;
     r.content.push_back(TextBlock(NoEvidence(read.evidence)));
-    answer.evidence = std::move(read.evidence);
+    answer.reads.push_back({topic.name, std::move(read.evidence)});
     return answer;
   }
   const std::string note = TruncationNote(read.parsed);  // before EvidenceJson takes the rows
@@ -372,8 +374,35 @@ CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
   r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
                                 structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
   r.structured = std::move(structured);
-  answer.evidence = std::move(read.evidence);
+  answer.reads.push_back({topic.name, std::move(read.evidence)});
   return answer;
+}
+
+// What one read of an answer costs a call, whether read now or reused: its audit line, and the
+// call's outcome (ok while every read is evidence; else the first read without evidence says
+// how the call ended).
+void Account(const SurfaceOptions& o, const char* tool, const AnswerRead& read, CallRecord& call) {
+  Audit(o, tool, read.topic, read.evidence);
+  if (!call.outcome || call.outcome->outcome == "ok") call.outcome = OutcomeOf(read.evidence);
+}
+
+// Keeps `built` for the calls at `version` that ask `key`, serialized once here rather than on
+// every call that reuses it (Server::HandleSerialized writes those bytes).
+std::shared_ptr<const CachedAnswer> Keep(AnswerCache& answers, std::int64_t version,
+                                         AnswerKey key, CachedAnswer built) {
+  if (!built.result.is_error) {
+    built.result.serialized =
+        std::make_shared<const std::string>(SerializeToolResult(built.result));
+  }
+  auto answer = std::make_shared<const CachedAnswer>(std::move(built));
+  answers.Add(version, std::move(key), answer);
+  return answer;
+}
+
+// A call's result sharing a kept answer, not copying it: the answer lives as long as the cache
+// or a result holds it.
+ToolResult Shared(const std::shared_ptr<const CachedAnswer>& answer) {
+  return SharedResult(std::shared_ptr<const ToolResult>(answer, &answer->result));
 }
 
 ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args,
@@ -419,54 +448,71 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
   if (answer == nullptr) {
     CachedAnswer built_answer = TopicAnswer(o, *topic, built.argv, key.filters, caps);
     if (!version || o.backend->EvidenceVersion() != version) {
-      Audit(o, kQueryTool, topic->name, built_answer.evidence);
-      call.outcome = OutcomeOf(built_answer.evidence);
+      Account(o, kQueryTool, built_answer.reads.front(), call);
       return std::move(built_answer.result);
     }
-    // Serialized once here, not on every call that reuses it (Server::HandleSerialized).
-    if (!built_answer.result.is_error) {
-      built_answer.result.serialized =
-          std::make_shared<const std::string>(SerializeToolResult(built_answer.result));
-    }
-    answer = std::make_shared<const CachedAnswer>(std::move(built_answer));
-    answers.Add(*version, std::move(key), answer);
+    answer = Keep(answers, *version, std::move(key), std::move(built_answer));
   }
-  Audit(o, kQueryTool, topic->name, answer->evidence);
-  call.outcome = OutcomeOf(answer->evidence);
-  // Shared, not copied: the answer lives as long as a call's result holds it.
-  return SharedResult(std::shared_ptr<const ToolResult>(answer, &answer->result));
+  Account(o, kQueryTool, answer->reads.front(), call);
+  return Shared(answer);
 }
 
-ToolResult Overview(const SurfaceOptions& o, const Json& args, ToolContext& context,
-                    CallRecord& call) {
-  if (std::string e = CheckKeys(args, kOverviewTool, {}); !e.empty()) return InputError(e);
+constexpr const char* kOverviewSections[] = {"nodes", "queue", "diagnostics"};
+
+// slurm_overview's answer: its sections read one after the other, never at once (the overview
+// must not burst the controller); `on_read` runs as each is read. A cancelled call stops
+// reading: its answer then holds fewer reads than there are sections.
+CachedAnswer OverviewAnswer(const SurfaceOptions& o, ToolContext& context,
+                            const std::function<void(const AnswerRead&)>& on_read) {
+  CachedAnswer answer;
   Json sections = Json::array();
   std::string text;
-  int step = 0;
-  // One after the other, never at once: the overview must not burst the controller.
-  for (const char* name : {"nodes", "queue", "diagnostics"}) {
+  for (const char* name : kOverviewSections) {
     if (context.Cancelled()) break;
     const Topic* topic = FindTopic(name);
     BuiltArgv built = BuildArgv(*topic, {});
     TopicRead read = ReadTopic(*o.backend, *topic, built.argv, {}, o.caps);
-    Audit(o, kOverviewTool, name, read.evidence);
-    // The call is ok when every section is evidence; else the first section without evidence
-    // says how it ended.
-    if (!call.outcome || call.outcome->outcome == "ok") call.outcome = OutcomeOf(read.evidence);
-    Json section = EvidenceJson(*topic, read);
-    context.Progress(++step, 3, std::string("read ") + name);
+    sections.push_back(EvidenceJson(*topic, read));
     text += "### " + std::string(name) + " - " + topic->summary + "\n";
     text += read.evidence.ok() ? std::to_string(read.parsed.total_rows) + " rows" +
                                      (read.parsed.truncated ? " (truncated)" : "") + "\n"
                                : NoEvidence(read.evidence) + "\n";
-    sections.push_back(std::move(section));
+    answer.reads.push_back({name, std::move(read.evidence)});
+    on_read(answer.reads.back());
   }
-  ToolResult r;
-  Json structured = {{"source", o.backend->Label()}, {"sections", sections}};
+  ToolResult& r = answer.result;
+  Json structured = {{"source", o.backend->Label()}, {"sections", std::move(sections)}};
   r.content.push_back(TextBlock(text + structured.dump(-1, ' ', false,
                                                        Json::error_handler_t::replace)));
   r.structured = std::move(structured);
-  return r;
+  return answer;
+}
+
+ToolResult Overview(const SurfaceOptions& o, AnswerCache& answers, const Json& args,
+                    ToolContext& context, CallRecord& call) {
+  if (std::string e = CheckKeys(args, kOverviewTool, {}); !e.empty()) return InputError(e);
+  // Each section, read now or reused, is audited, counted and reported as progress.
+  int step = 0;
+  auto on_read = [&](const AnswerRead& read) {
+    Account(o, kOverviewTool, read, call);
+    context.Progress(++step, std::size(kOverviewSections), "read " + read.topic);
+  };
+  // A replayed overview is built once per snapshot, as slurm_query's answers are.
+  AnswerKey key{kOverviewTool, {}, o.caps.max_rows};
+  const std::optional<std::int64_t> version = o.backend->EvidenceVersion();
+  if (std::shared_ptr<const CachedAnswer> answer = answers.Find(version, key)) {
+    for (const AnswerRead& read : answer->reads) {
+      if (context.Cancelled()) break;  // the server answers a cancelled call with nothing
+      on_read(read);
+    }
+    return Shared(answer);
+  }
+  CachedAnswer built = OverviewAnswer(o, context, on_read);
+  const bool whole = built.reads.size() == std::size(kOverviewSections);
+  if (!whole || !version || o.backend->EvidenceVersion() != version) {
+    return std::move(built.result);
+  }
+  return Shared(Keep(answers, *version, std::move(key), std::move(built)));
 }
 
 ToolResult Describe(const Json& args, CallRecord& call) {
@@ -572,10 +618,11 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
        "timed-out read is reported as no evidence, never as an empty table.",
        {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}},
        OverviewOutputSchema(), ReadOnlyAnnotations("Cluster overview"),
-       [options](const Json& args, ToolContext& context) {
+       [options, answers = std::make_shared<AnswerCache>()](const Json& args,
+                                                            ToolContext& context) {
          CallRecord call;
          return Counted(options, kOverviewTool, call,
-                        [&] { return Overview(options, args, context, call); });
+                        [&] { return Overview(options, *answers, args, context, call); });
        }});
   tools.push_back(
       {kQueryTool, "Query one topic",

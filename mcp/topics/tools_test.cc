@@ -299,6 +299,69 @@ TEST_F(ToolsTest, AReusedAnswerIsSharedNotCopied) {
   EXPECT_EQ(audit_.size(), 5u);
 }
 
+// A context whose caller cancels once `after` progress notifications were sent.
+class CancellingContext : public NullContext {
+ public:
+  explicit CancellingContext(std::size_t after) : after_(after) {}
+  bool Cancelled() const override { return progress.size() >= after_; }
+
+ private:
+  std::size_t after_;
+};
+
+TEST_F(ToolsTest, AReplayedOverviewIsBuiltOncePerVersionAndEveryCallAuditsEachSection) {
+  CountingBackend replayed(*backend_);
+  replayed.version = 2;
+  SurfaceOptions o;
+  o.backend = &replayed;
+  o.audit = [this](const Json& j) { audit_.push_back(j); };
+  tools_ = BuildTools(o);
+  const ToolResult first = Run("slurm_overview", Json::object());
+  const ToolResult second = Run("slurm_overview", Json::object());
+  ASSERT_FALSE(first.Fields().is_error) << Text(first);
+  ASSERT_NE(first.shared, nullptr);
+  EXPECT_EQ(second.shared, first.shared) << "one answer, shared by both calls";
+  ASSERT_NE(second.Fields().serialized, nullptr);
+  EXPECT_EQ(*second.Fields().serialized, SerializeToolResult(second));
+  EXPECT_EQ(replayed.reads, 3) << "three sections, read once";
+  EXPECT_EQ(context_.progress, (std::vector<double>{1, 2, 3, 1, 2, 3}))
+      << "a reused overview still reports each section";
+  ASSERT_EQ(audit_.size(), 6u) << "and audits each section on every call";
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(audit_[i]["tool"], "slurm_overview");
+    EXPECT_EQ(audit_[i]["topic"],
+              (std::vector<std::string>{"nodes", "queue", "diagnostics"})[i % 3]);
+  }
+
+  replayed.version = 4;  // another snapshot: read again, another answer
+  const ToolResult third = Run("slurm_overview", Json::object());
+  EXPECT_EQ(replayed.reads, 6);
+  ASSERT_NE(third.shared, nullptr);
+  EXPECT_NE(third.shared, first.shared);
+  EXPECT_EQ(Answer(third), Answer(first));
+
+  replayed.version = std::nullopt;  // live: read on every call, never kept
+  EXPECT_EQ(Run("slurm_overview", Json::object()).shared, nullptr);
+  EXPECT_EQ(replayed.reads, 9);
+}
+
+TEST_F(ToolsTest, ACancelledOverviewIsNotKept) {
+  CountingBackend replayed(*backend_);
+  replayed.version = 2;
+  SurfaceOptions o;
+  o.backend = &replayed;
+  tools_ = BuildTools(o);
+  CancellingContext cancelled_after_one(1);
+  const ToolResult cut = tools_[0].run(Json::object(), cancelled_after_one);
+  EXPECT_EQ(replayed.reads, 1);
+  EXPECT_EQ(cut.shared, nullptr) << "an overview cut short is not the overview";
+  EXPECT_EQ((*cut.Fields().structured)["sections"].size(), 1u);
+  const ToolResult whole = Run("slurm_overview", Json::object());
+  EXPECT_EQ(replayed.reads, 4);
+  ASSERT_NE(whole.shared, nullptr);
+  EXPECT_EQ((*whole.Fields().structured)["sections"].size(), 3u);
+}
+
 TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
   // Each answer is cached at its snapshot; SetOffset gives the other snapshot's, both ways.
   for (int round = 0; round < 2; ++round) {
@@ -318,6 +381,14 @@ TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
   ASSERT_NE(healed.shared, nullptr);
   EXPECT_NE(frozen.shared, healed.shared);
   EXPECT_NE(Answer(frozen), Answer(healed));
+  // The overview too: its diagnostics and queue sections are the snapshot's.
+  backend_->SetOffset(10);
+  const ToolResult overview_frozen = Run("slurm_overview", Json::object());
+  backend_->SetOffset(30);
+  const ToolResult overview_healed = Run("slurm_overview", Json::object());
+  ASSERT_NE(overview_frozen.shared, nullptr);
+  EXPECT_NE(overview_frozen.shared, overview_healed.shared);
+  EXPECT_EQ(Run("slurm_overview", Json::object()).shared, overview_healed.shared);
 }
 
 }  // namespace
