@@ -230,7 +230,7 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       "status",      "blocked_reason",      "notes",           "observe_s", "verification",
       "distractors", "remediation_helpful", "harmful_actions", "ruled_out", "faults",
       "workload",    "split",               "post_freeze",     "red_herrings", "parameters",
-      "variants"};
+      "variants",    "variants_exhausted"};
   if (!root.IsMap()) {
     Err(LineOf(root) ? LineOf(root) : 1, kRuleNotMapping, "a scenario must be a YAML mapping");
     return false;
@@ -271,6 +271,7 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
     if (auto v = Enum(root["split"], "split", {"dev", "test"})) s->split = *v;
   }
   str("post_freeze", &s->post_freeze);
+  str("variants_exhausted", &s->variants_exhausted);
   if (const YAML::Node v = root["verification"]; v && !v.IsNull()) {
     Verification ver;
     ver.line = LineOf(v);

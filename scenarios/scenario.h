@@ -121,6 +121,9 @@ struct Scenario {
   Parameters parameters;    // the values this instance was expanded with
   std::string split;        // dev or test; empty when not declared
   std::string post_freeze;  // the frozen graph's tag this scenario was written after, or empty
+  // Why a single_layer scenario has fewer than two variants (its parameters allow no other
+  // instance), or empty; SuiteMinimum requires two variants or this.
+  std::string variants_exhausted;
   std::vector<RedHerring> red_herrings;
   std::string reported_node, canary, symptom, notes, injection;
   int observe_s = 120;

@@ -170,7 +170,9 @@ TEST(Scenarios, SuiteMinimumCountsRunnableKinds) {
     EXPECT_EQ(q.rule, "suite-minimum");
     all += q.message + "\n";
   }
-  EXPECT_NE(all.find("1 runnable tasks (at least 60)"), std::string::npos) << all;
+  EXPECT_NE(all.find("1 runnable tasks (at least " + std::to_string(kMinRunnable) + ")"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("0 runnable scenarios with a red herring (at least 4)"), std::string::npos)
       << all;
   EXPECT_NE(all.find("0 runnable scenarios written after the graph's freeze (at least 6)"),
@@ -215,6 +217,39 @@ TEST(Scenarios, SuiteMinimumCountsHerringsAndPostFreezeByScenarioNotVariant) {
   all = messages(SuiteMinimum(suite, "x"));
   EXPECT_EQ(all.find("red herring"), std::string::npos) << all;
   EXPECT_EQ(all.find("graph's freeze"), std::string::npos) << all;
+}
+
+// Issue #17: every runnable single_layer scenario has two variants, or says in
+// variants_exhausted why its parameters allow no more; a stale variants_exhausted is a problem too.
+TEST(Scenarios, SuiteMinimumWantsTwoVariantsPerSingleLayerScenario) {
+  LoadResult r = LoadScenarioFile(kSource + "/scenarios/S06-state-save-unwritable/scenario.yaml");
+  ASSERT_TRUE(r.scenario);
+  ASSERT_GE(r.variants.size(), 2u);
+  const Scenario& base = *r.scenario;
+  auto variant_problems = [](const std::vector<Scenario>& suite) {
+    std::string all;
+    for (const Problem& q : SuiteMinimum(suite, "x")) {
+      if (q.message.find("variant") != std::string::npos) all += q.message + "\n";
+    }
+    return all;
+  };
+  EXPECT_EQ(variant_problems({base, r.variants[0], r.variants[1]}), "");
+  std::string one = variant_problems({base, r.variants[0]});
+  EXPECT_NE(one.find("S06-state-save-unwritable is single_layer with 1 variant(s): at least 2"),
+            std::string::npos)
+      << one;
+  Scenario exhausted = base;
+  exhausted.variants_exhausted = "the lab has two GPU nodes and the scenario needs both";
+  EXPECT_EQ(variant_problems({exhausted, r.variants[0]}), "");
+  std::string stale = variant_problems({exhausted, r.variants[0], r.variants[1]});
+  EXPECT_NE(stale.find("has 2 variants: its variants_exhausted is stale"), std::string::npos)
+      << stale;
+  Scenario multi = base;
+  multi.difficulty = "multi_layer";
+  EXPECT_EQ(variant_problems({multi}), "");
+  Scenario blank = base;
+  blank.variants_exhausted = "  ";
+  EXPECT_NE(variant_problems({blank}).find("with 0 variant(s)"), std::string::npos);
 }
 
 TEST(Scenarios, DuplicateKeysAreRejected) {
@@ -264,7 +299,7 @@ std::string S16WithVariant() { return ReadFile(kSource + "/scenarios/S16-partiti
 TEST(Scenarios, VariantsExpandToTheirOwnTasks) {
   LoadResult r = ParseScenario(S16WithVariant(), "S16-partition-down/scenario.yaml");
   ASSERT_TRUE(r.scenario) << (r.problems.empty() ? "" : r.problems[0].ToString());
-  ASSERT_EQ(r.variants.size(), 1u);
+  ASSERT_EQ(r.variants.size(), 2u);
   const Scenario& base = *r.scenario;
   const Scenario& v = r.variants[0];
   // The base keeps its id and task id; the variant has its own, and inherits the split.
@@ -283,15 +318,30 @@ TEST(Scenarios, VariantsExpandToTheirOwnTasks) {
   EXPECT_EQ(base.workload[0].partition, "gpu");
   EXPECT_NE(v.causal_chain[0].signals[1].match.find("PartitionName=cpu"), std::string::npos);
   EXPECT_EQ(v.parameters,
-            (Parameters{{"partition", "cpu"}, {"kind", "CPU"}, {"other", "GPU"}, {"all", "all"}}));
+            (Parameters{{"partition", "cpu"},
+                        {"kind", "CPU"},
+                        {"other", "GPU"},
+                        {"all", "all"},
+                        {"account", "research"}}));
   EXPECT_EQ(base.parameters,
-            (Parameters{{"partition", "gpu"}, {"kind", "GPU"}, {"other", "CPU"}, {"all", "both"}}));
+            (Parameters{{"partition", "gpu"},
+                        {"kind", "GPU"},
+                        {"other", "CPU"},
+                        {"all", "both"},
+                        {"account", "research"}}));
+  // The second variant changes only the account of the jobs.
+  const Scenario& ops = r.variants[1];
+  EXPECT_EQ(ops.id, "S16-partition-down@ops-jobs");
+  EXPECT_EQ(ops.workload[0].account, "ops");
+  EXPECT_EQ(ops.workload[0].partition, "gpu");
+  EXPECT_EQ(base.workload[0].account, "research");
   EXPECT_NE(v.symptom.find("CPU jobs submitted"), std::string::npos) << v.symptom;
   EXPECT_EQ(v.symptom.find("${"), std::string::npos) << v.symptom;
-  // Both validate; the suite holds two tasks with distinct ids and task ids.
+  // All validate; the suite holds three tasks with distinct ids and task ids.
   EXPECT_TRUE(Validate(base).empty());
   EXPECT_TRUE(Validate(v).empty());
-  EXPECT_EQ(r.Instances().size(), 2u);
+  EXPECT_TRUE(Validate(ops).empty());
+  EXPECT_EQ(r.Instances().size(), 3u);
 }
 
 TEST(Scenarios, AVariantsOwnValuesCanBreakARule) {

@@ -76,7 +76,7 @@ const std::vector<RuleInfo>& Rules() {
       {"duplicate-canary", "two scenarios share a canary"},
       {"duplicate-task-id", "two canaries give the same task id"},
       {"suite-minimum",
-       "the suite has 60 runnable tasks, 3 undiagnosable, 4 multi_layer, 4 scenarios with a red "
+       "the suite has 108 runnable tasks, 3 undiagnosable, 4 multi_layer, 4 scenarios with a red "
        "herring, 6 post-freeze scenarios, every family"},
   };
   return rules;

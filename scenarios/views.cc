@@ -289,6 +289,31 @@ std::vector<Problem> SuiteMinimum(const std::vector<Scenario>& scenarios,
     }
   }
   if (runnable > 0 && splits.size() < 2) add("the runnable scenarios need both a dev and a test split");
+  // Issue #17: at least two variants per single_layer scenario, so that a rule keyed to one node,
+  // partition or account stops paying.
+  std::map<std::string, int> variants;
+  std::map<std::string, const Scenario*> bases;
+  for (const Scenario& s : scenarios) {
+    if (s.status != "runnable" || s.difficulty != "single_layer") continue;
+    if (s.variant.empty()) {
+      bases[s.id] = &s;
+    } else {
+      ++variants[s.base_id];
+    }
+  }
+  for (const auto& [id, s] : bases) {
+    int n = variants[id];
+    bool exhausted = s->variants_exhausted.find_first_not_of(" \t\n") != std::string::npos;
+    if (n < kMinVariants && !exhausted) {
+      out.push_back({s->file, s->Line("id"), "suite-minimum",
+                     id + " is single_layer with " + std::to_string(n) + " variant(s): at least " +
+                         std::to_string(kMinVariants) +
+                         ", or variants_exhausted saying why its parameters allow no more"});
+    } else if (n >= kMinVariants && !s->variants_exhausted.empty()) {
+      out.push_back({s->file, s->Line("variants_exhausted"), "suite-minimum",
+                     id + " has " + std::to_string(n) + " variants: its variants_exhausted is stale"});
+    }
+  }
   return out;
 }
 
