@@ -1,26 +1,28 @@
 # The two commands: `make demo` and `make test`. Both install missing Debian packages
 # (scripts/deps.sh), configure and build.
 BUILD      ?= build
-FUZZ_BUILD ?= build-fuzz
+# The one clang build of the sanitizers: ASan + UBSan over every test, with the libFuzzer targets
+# beside them (SLURM_RCA_FUZZ); `make test` builds only its fuzzers, `make test-asan` the rest.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: record all deps configure build packages fuzz-build fuzz test test-releases test-asan test-tsan test-sanitize demo bench bench-live capture clean help
+.PHONY: record all deps configure build packages fuzz-build fuzz test test-releases asan-build tsan-build sanitize-build test-asan test-tsan test-sanitize demo bench bench-live capture clean help
 .PHONY: soak
 
 all: build
 
 help:
 	@echo "make demo    install deps, build, run the reference agents and baselines over every recorded scenario, print the leaderboard (and write its HTML page), then the allowlist, the corpus and a live lab"
-	@echo "make test    install deps, build (gcc + clang fuzz build), run every test with ctest"
+	@echo "make test    install deps, build (gcc, and the fuzzers of the clang sanitizer build), run every test with ctest"
 	@echo "make test-releases  as root: the live tests on each Slurm release built by scripts/build-slurm.sh (make test runs mcp_live on both and live on 25.11)"
 	@echo "make test-sanitize  (run by .ci/run after make test) test-asan, then test-tsan:"
-	@echo "            test-asan: every test again, built with AddressSanitizer + UBSan into $(ASAN_BUILD)"
+	@echo "            test-asan: every test again, built by clang-14 with AddressSanitizer + UBSan into $(ASAN_BUILD)"
 	@echo "            test-tsan: the concurrent parts (label concurrent) with ThreadSanitizer into $(TSAN_BUILD)"
-	@echo "make fuzz    build every libFuzzer target with clang-14 into $(FUZZ_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
+	@echo "make sanitize-build  only build them (asan-build, tsan-build)"
+	@echo "make fuzz    build every libFuzzer target with clang-14 into $(ASAN_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
 	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
 	@echo "make soak    mcp_load for 600 s: 64 HTTP clients against slurm-mcp on the replay back-end, zero failed requests and bounded memory (not in CI; make test runs it for 60 s)"
@@ -28,32 +30,47 @@ help:
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
 	@echo "make record  as root: re-record every scenario's evidence bundle into fixtures/ (1-5 min a scenario, measured one by one)"
 	@echo "make packages  build the Debian packages slurm-mcp, rca-bench and rca-bench-data into $(BUILD)/packages (README: Deploying)"
-	@echo "make clean   remove $(BUILD), $(FUZZ_BUILD), $(ASAN_BUILD) and $(TSAN_BUILD)"
+	@echo "make clean   remove $(BUILD), $(ASAN_BUILD) and $(TSAN_BUILD)"
 
 deps:
 	@scripts/deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(FUZZ_BUILD)/bin/guard_fuzz $(CMAKE_FLAGS)
+	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(ASAN_BUILD)/bin/guard_fuzz $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-$(FUZZ_BUILD)/CMakeCache.txt: | deps
-	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DSLURM_RCA_FUZZ_ONLY=ON \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+# The sanitizer builds are clang's, at -O1 with line tables only (the reports name file and line,
+# which is all a report reads). scripts/sanitize.sh runs their tests.
+SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	CXX=clang++-14 cmake -S . -B $(ASAN_BUILD) $(SANITIZE_FLAGS) \
+	  -DSLURM_RCA_SANITIZE=address,undefined -DSLURM_RCA_FUZZ=ON
 
-# The targets of <module>/fuzz/ and the libraries they link, nothing else (SLURM_RCA_FUZZ_ONLY).
-fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+$(TSAN_BUILD)/CMakeCache.txt: | deps
+	CXX=clang++-14 cmake -S . -B $(TSAN_BUILD) $(SANITIZE_FLAGS) -DSLURM_RCA_SANITIZE=thread
+
+# The libFuzzer targets of <module>/fuzz/ (target fuzz_targets of the sanitizer build).
+fuzz-build: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_targets
 
 # Each target fuzzes for FUZZ_SECONDS from its seeds; its seeds and regression inputs are replayed once.
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS) -L fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L fuzz
+
+# Everything under ASan + UBSan (the fuzzers included); only what the concurrent tests need
+# under TSan (target concurrent_tests).
+asan-build: fuzz-build
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+tsan-build: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target concurrent_tests
+
+sanitize-build: asan-build tsan-build
 
 # The Debian packages (cmake/install.cmake): slurm-mcp, rca-bench, rca-bench-data.
 packages: build
@@ -67,10 +84,10 @@ test: build fuzz-build
 test-releases: build
 	ctest --test-dir $(BUILD) --output-on-failure -L 'live-[0-9]'
 
-test-asan: deps
+test-asan: asan-build
 	scripts/sanitize.sh asan $(ASAN_BUILD) $(JOBS)
 
-test-tsan: deps
+test-tsan: tsan-build
 	scripts/sanitize.sh tsan $(TSAN_BUILD) $(JOBS)
 
 test-sanitize: test-asan test-tsan
@@ -131,4 +148,4 @@ record: build
 	$(BUILD)/bin/rca-bench record --all --trials 3 --jobs 3
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -4,17 +4,21 @@
 # build that has the binary gets two tests (label `fuzz`): NAME_bounded fuzzes from the seeds,
 # NAME_regressions runs every kept regression input and every seed once. Both fail on a crash, a
 # leak, a timeout or an invariant the target aborts on.
-#   - the clang build of `make fuzz` (SLURM_RCA_FUZZ_ONLY) compiles it with -fsanitize=fuzzer
-#     (plus the address and undefined sanitizers of CMAKE_CXX_FLAGS); its NAME_bounded runs for
-#     $FUZZ_SECONDS (`make fuzz` sets it; 300 when unset);
+#   - the sanitizer build (SLURM_RCA_FUZZ, clang, SLURM_RCA_SANITIZE=address,undefined: the
+#     build of `make test-asan`, which also compiles every test) compiles it with
+#     -fsanitize=fuzzer; target `fuzz_targets` builds the fuzzers alone (`make fuzz-build`); its
+#     NAME_bounded runs for $FUZZ_SECONDS (`make fuzz` sets it; 300 when unset);
 #   - the main build, when SLURM_RCA_FUZZER names guard_fuzz of that clang build, runs the binary
 #     found beside it, NAME_bounded for SLURM_RCA_FUZZ_BOUNDED_SECONDS.
 # Defaults: seeds in fuzz/seeds/NAME, regressions in fuzz/regressions/NAME, dictionary
 # fuzz/NAME.dict when it exists, inputs of at most 4096 bytes.
 # In the clang build every library is compiled with libFuzzer's coverage instrumentation, so that
-# the fuzzers see the branches of the parsers they drive, not only those of the target's file.
-if(SLURM_RCA_FUZZ_ONLY)
+# the fuzzers see the branches of the parsers they drive, not only those of the target's file. The
+# tests of that build link the same libraries without libFuzzer: the sanitizer runtime defines the
+# coverage callbacks (as no-ops).
+if(SLURM_RCA_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link)
+  add_custom_target(fuzz_targets)
 endif()
 
 function(slurm_rca_fuzz_target name)
@@ -30,8 +34,9 @@ function(slurm_rca_fuzz_target name)
   endif()
   set(regressions ${CMAKE_CURRENT_SOURCE_DIR}/regressions/${name})
 
-  if(SLURM_RCA_FUZZ_ONLY)
+  if(SLURM_RCA_FUZZ)
     add_executable(${name} ${F_SOURCES})
+    add_dependencies(fuzz_targets ${name})
     target_link_libraries(${name} PRIVATE ${F_LIBS})
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The sanitizer jobs of `make test-asan` and `make test-tsan` (both run by .ci/run):
+# The sanitizer jobs of `make test-asan` and `make test-tsan` (both run by .ci/run), on the trees
+# the Makefile configured and built (clang: asan-build, tsan-build):
 #   scripts/sanitize.sh asan BUILD_DIR JOBS   every ctest entry under AddressSanitizer + UBSan
-#                                             (but the whole-suite smoke and three live entries
-#                                             whose code others run, see below)
+#                                             (but the fuzz entries, which make test runs on this
+#                                             build's fuzzers, the whole-suite smoke and the live
+#                                             entries whose code others run, see below)
 #   scripts/sanitize.sh tsan BUILD_DIR JOBS   the concurrent parts (ctest label `concurrent`:
 #                                             executor, cache and single-flight, HTTP and stdio
 #                                             transports, server, client) under ThreadSanitizer
@@ -23,14 +25,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 reports="$root/$build/sanitizer-reports"
 
-# -O1 keeps the build and the run short on two cores; -g keeps the reports readable.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DSLURM_RCA_SANITIZE="$sanitize" >/dev/null
-if [[ $kind == asan ]]; then
-  cmake --build "$build" -j "$jobs"
-else
-  # Only what the concurrent tests need.
-  cmake --build "$build" -j "$jobs" --target concurrent_tests
+configured=$(sed -n 's/^SLURM_RCA_SANITIZE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+if [[ "$configured" != "$sanitize" ]]; then
+  echo "sanitize.sh: $build is not a $sanitize build (make ${kind}-build configures and builds it)" >&2
+  exit 2
 fi
 
 rm -rf "$reports"
@@ -39,6 +37,9 @@ supp="$root/tests/sanitizers"
 export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+# clang's symbolizer names the functions and lines of every frame.
+symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
+[[ -x $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer TSAN_SYMBOLIZER_PATH=$symbolizer
 export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
 
 start=$(date +%s)
@@ -57,7 +58,8 @@ if [[ $kind == asan ]]; then
   # of waiting on Slurm. Nor agents_sbatch_live (rca-bench run, collect and score, which
   # agents_run runs under ASan, and a lab's slurmd running them). Nor the entries on other Slurm releases (NAME@25.11, ...): the same code
   # as their 22.05 entries against another release's daemons.
-  ctest --test-dir "$build" --output-on-failure -j "$jobs" \
+  # Nor the fuzz entries: make test runs this build's fuzzers (ASan + UBSan) from the main build.
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE fuzz \
     -E '^(scenario_smoke|live|profile_live|mcp_live|agents_sbatch_live)$|@' || rc=$?
 else
   ctest --test-dir "$build" --output-on-failure -j "$jobs" -L concurrent || rc=$?

@@ -728,7 +728,9 @@ TEST(ServerSerializedTest, ASharedAnswerIsAnsweredAsTheSameAnswerHeld) {
   auto error = std::make_shared<ToolResult>();
   error->is_error = true;
   error->content.push_back({{"type", "text"}, {"text", "NO EVIDENCE (unavailable): not kept"}});
-  for (const auto& [name, kept] : {std::pair("answer", answer), std::pair("error", error)}) {
+  // A copy of each binding: clang 14 refuses a lambda that captures a structured binding.
+  for (const auto& [name, binding] : {std::pair("answer", answer), std::pair("error", error)}) {
+    std::shared_ptr<ToolResult> kept = binding;
     options.tools.push_back({std::string("held_") + name, "", "A copy.", Json::object(), nullptr,
                              nullptr, [kept](const Json&, ToolContext&) { return *kept; }});
     options.tools.push_back({std::string("shared_") + name, "", "Shared.", Json::object(), nullptr,
