@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -168,11 +169,14 @@ std::string BusyTrace::ToText() const {
   return o.str();
 }
 
-BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
-  Rng rng(seed);
-  BusyTrace t;
-  t.seed = seed;
+namespace {
 
+// What GenerateBusyTrace's steps use to draw a background job: its owner, account, name and nice
+// drawn, the rest left to the step.
+using DrawJob = std::function<BusyJob(BusyJobKind, const std::vector<std::string>&)>;
+
+// The extra accounts and the users, each with a default account (every extra account has a user).
+void AddAccountsAndUsers(Rng& rng, BusyTrace& t) {
   std::vector<std::string> extra = kExtraAccounts;
   rng.Shuffle(extra);
   extra.resize(static_cast<size_t>(rng.Between(2, 3)));
@@ -196,26 +200,12 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     }
     t.users.push_back(u);
   }
+}
 
-  t.maintenance_node = "node4";
-  t.maintenance_reason = "maint: " + rng.Pick(kMaintenance) + ", ticket OPS-" +
-                         std::to_string(rng.Between(1000, 9999));
-
-  const int nice_base = 11000 + rng.Between(0, 300);
-  const int horizon_min = options.horizon_s / 60 + 10;
-  auto job = [&](BusyJobKind kind, const std::vector<std::string>& pool) {
-    BusyJob j;
-    j.kind = kind;
-    const BusyUser& u = rng.Pick(t.users);
-    j.user = u.name;
-    j.account = rng.Chance(75) ? u.default_account : rng.Pick(u.accounts);
-    j.name = rng.Pick(pool);
-    j.nice = nice_base + rng.Between(0, 200);
-    return j;
-  };
-
-  // Running for the horizon: a GPU job on node1, and on node3 a CPU job that times out and its
-  // restart. Submitted first, so that they take their pinned nodes before the history runs.
+// Running for the horizon: a GPU job on node1, and on node3 a CPU job that times out and its
+// restart. Submitted first, so that they take their pinned nodes before the history runs.
+// Returns the GPU job's index, which a pending job depends on.
+int AddRunningJobs(const DrawJob& job, const TraceOptions& options, int horizon_min, BusyTrace& t) {
   BusyJob gpu = job(BusyJobKind::kGpu, kGpuNames);
   gpu.partition = "gpu";
   gpu.nodelist = "node1";
@@ -246,8 +236,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
   restart.dependency_type = "afternotok";
   restart.shows = "PENDING Dependency, then RUNNING";
   t.jobs.push_back(restart);
+  return gpu_index;
+}
 
-  // History: finishes before hand-over, in a shuffled order.
+// History: finishes before hand-over, in a shuffled order.
+void AddHistory(Rng& rng, const DrawJob& job, BusyTrace& t) {
   std::vector<BusyJob> history;
   for (int i = rng.Between(3, 5); i > 0; --i) {
     BusyJob j = job(BusyJobKind::kShortCpu, kShortNames);
@@ -295,8 +288,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     history[i].settle = true;
     t.jobs.push_back(history[i]);
   }
+}
 
-  // Pending at hand-over, for ordinary reasons.
+// Pending at hand-over, for ordinary reasons.
+void AddPendingJobs(Rng& rng, const DrawJob& job, const TraceOptions& options, int nice_base,
+                    int gpu_index, BusyTrace& t) {
   BusyJob big = job(BusyJobKind::kGpu, kBigGpuNames);
   big.partition = "gpu";
   big.nodes = 2;
@@ -338,8 +334,10 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     j.shows = "PENDING BeginTime";
     t.jobs.push_back(j);
   }
+}
 
-  // The stream: released by Slurm over the first stream_s seconds.
+// The stream: released by Slurm over the first stream_s seconds.
+void AddStream(Rng& rng, const DrawJob& job, const TraceOptions& options, BusyTrace& t) {
   for (int at = rng.Between(45, 150); at <= options.stream_s; at += rng.Between(45, 150)) {
     const int roll = rng.Between(1, 100);
     BusyJob j;
@@ -362,6 +360,39 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     j.time_limit_min = rng.Between(5, 10);
     t.jobs.push_back(j);
   }
+}
+
+}  // namespace
+
+// The steps draw from one generator, in this order: moving a step or adding a draw changes the
+// trace of every seed.
+BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
+  Rng rng(seed);
+  BusyTrace t;
+  t.seed = seed;
+  AddAccountsAndUsers(rng, t);
+
+  t.maintenance_node = "node4";
+  t.maintenance_reason = "maint: " + rng.Pick(kMaintenance) + ", ticket OPS-" +
+                         std::to_string(rng.Between(1000, 9999));
+
+  const int nice_base = 11000 + rng.Between(0, 300);
+  const int horizon_min = options.horizon_s / 60 + 10;
+  auto job = [&](BusyJobKind kind, const std::vector<std::string>& pool) {
+    BusyJob j;
+    j.kind = kind;
+    const BusyUser& u = rng.Pick(t.users);
+    j.user = u.name;
+    j.account = rng.Chance(75) ? u.default_account : rng.Pick(u.accounts);
+    j.name = rng.Pick(pool);
+    j.nice = nice_base + rng.Between(0, 200);
+    return j;
+  };
+
+  const int gpu_index = AddRunningJobs(job, options, horizon_min, t);
+  AddHistory(rng, job, t);
+  AddPendingJobs(rng, job, options, nice_base, gpu_index, t);
+  AddStream(rng, job, options, t);
   return t;
 }
 
