@@ -188,18 +188,12 @@ std::string StateOf(const Lab& lab, const std::string& id) {
   return s;
 }
 
-}  // namespace
+// ApplyBusyProfile's steps.
 
-Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress) {
-  auto start = Clock::now();
-  std::vector<std::string> nodes = lab.NodeNames();
-  if (nodes.size() < 4) return Status::Error("the busy profile needs at least 4 nodes");
-  if (trace.maintenance_node == "node1" ||
-      std::find(nodes.begin(), nodes.end(), trace.maintenance_node) == nodes.end()) {
-    return Status::Error("the maintenance node " + trace.maintenance_node + " cannot be drained");
-  }
+// The lab's directories opened to the busy users: workdir writable by all, the directories above
+// it and their clients' files searchable. Writes the trace to DIR/busy.trace.
+Status OpenLabToUsers(const Lab& lab, const BusyTrace& trace, const std::string& workdir) {
   std::error_code ec;
-  const std::string workdir = lab.Path("work/users");
   fs::create_directories(workdir, ec);
   fs::permissions(workdir, fs::perms(01777), ec);
   if (ec) return Status::Error("cannot make " + workdir + " writable by everyone: " + ec.message());
@@ -221,12 +215,16 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
   // failed squeue below.
   if (std::string squeue = lab.Program("squeue"); !squeue.empty()) {
     if (std::optional<std::string> closed = ClosedToOthers(squeue)) {
-      return Status::Error("the busy profile runs jobs as other users, who cannot reach " +
-                           squeue + ": " + *closed +
+      return Status::Error("the busy profile runs jobs as other users, who cannot reach " + squeue +
+                           ": " + *closed +
                            "; or build the release into a cache they can reach "
                            "(scripts/build-slurm.sh --cache DIR)");
     }
   }
+  return {};
+}
+
+Status TakeUsers(const Lab& lab, const BusyTrace& trace, const std::string& workdir) {
   // Unix users, each recorded in DIR/run/busy.users before it is taken, so that Down releases
   // what an interrupted Up took.
   for (const BusyUser& u : trace.users) {
@@ -253,6 +251,10 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
                            "not usable by other users?): " + q.Summary());
     }
   }
+  return {};
+}
+
+Status AddAccounts(const Lab& lab, const BusyTrace& trace) {
   // Accounts and associations.
   for (const std::string& a : trace.accounts) {
     ToolResult r =
@@ -269,37 +271,14 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
     if (!r.ok() && !SayNothingNew(r))
       return Status::Error("sacctmgr add user " + u.name + ": " + r.Summary());
   }
+  return {};
+}
 
-  std::map<std::string, std::string> groups;
-  for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
-  std::vector<std::string> ids(trace.jobs.size());
-  auto submit = [&](size_t i) -> Status {
-    const BusyJob& j = trace.jobs[i];
-    std::string dep = j.depends_on >= 0 ? ids[static_cast<size_t>(j.depends_on)] : "";
-    if (j.depends_on >= 0 && dep.empty()) {
-      return Status::Error("job " + std::to_string(i) + " depends on one not submitted before it");
-    }
-    ToolResult r =
-        lab.Client(SbatchArgv(j, groups[j.user], workdir, dep), std::chrono::seconds(20));
-    if (!r.ok()) return Status::Error("sbatch " + j.name + " as " + j.user + ": " + r.Summary());
-    std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
-    ids[i] = id;
-    return {};
-  };
-  std::vector<size_t> order(trace.jobs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return trace.jobs[a].submit_offset_s < trace.jobs[b].submit_offset_s;
-  });
-
-  // The history: submitted, the cancelled ones cancelled by their users once they run, and
-  // waited for until every settling job has ended.
-  int history = 0;
-  for (size_t i : order) {
-    if (trace.jobs[i].submit_offset_s >= 0) break;
-    if (Status s = submit(i); !s.ok()) return s;
-    ++history;
-  }
+// Waits up to 120 s until every settling job of the history (ids: the Slurm id of each job
+// submitted) has left the queue, cancelling as its user each one meant to be cancelled once it
+// runs.
+Status WaitForHistory(const Lab& lab, const BusyTrace& trace, const std::vector<std::string>& ids,
+                      std::ostream& progress) {
   const auto deadline = Clock::now() + std::chrono::seconds(120);
   std::string scancel = lab.Program("scancel"), runuser = lab.Program("runuser");
   std::vector<bool> cancelled(trace.jobs.size(), false);
@@ -337,6 +316,55 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+  return {};
+}
+
+}  // namespace
+
+Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress) {
+  auto start = Clock::now();
+  std::vector<std::string> nodes = lab.NodeNames();
+  if (nodes.size() < 4) return Status::Error("the busy profile needs at least 4 nodes");
+  if (trace.maintenance_node == "node1" ||
+      std::find(nodes.begin(), nodes.end(), trace.maintenance_node) == nodes.end()) {
+    return Status::Error("the maintenance node " + trace.maintenance_node + " cannot be drained");
+  }
+  const std::string workdir = lab.Path("work/users");
+  if (Status s = OpenLabToUsers(lab, trace, workdir); !s.ok()) return s;
+  if (Status s = TakeUsers(lab, trace, workdir); !s.ok()) return s;
+  if (Status s = AddAccounts(lab, trace); !s.ok()) return s;
+
+  std::map<std::string, std::string> groups;
+  for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
+  std::vector<std::string> ids(trace.jobs.size());
+  auto submit = [&](size_t i) -> Status {
+    const BusyJob& j = trace.jobs[i];
+    std::string dep = j.depends_on >= 0 ? ids[static_cast<size_t>(j.depends_on)] : "";
+    if (j.depends_on >= 0 && dep.empty()) {
+      return Status::Error("job " + std::to_string(i) + " depends on one not submitted before it");
+    }
+    ToolResult r =
+        lab.Client(SbatchArgv(j, groups[j.user], workdir, dep), std::chrono::seconds(20));
+    if (!r.ok()) return Status::Error("sbatch " + j.name + " as " + j.user + ": " + r.Summary());
+    std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+    ids[i] = id;
+    return {};
+  };
+  std::vector<size_t> order(trace.jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return trace.jobs[a].submit_offset_s < trace.jobs[b].submit_offset_s;
+  });
+
+  // The history: submitted, the cancelled ones cancelled by their users once they run, and
+  // waited for until every settling job has ended.
+  int history = 0;
+  for (size_t i : order) {
+    if (trace.jobs[i].submit_offset_s >= 0) break;
+    if (Status s = submit(i); !s.ok()) return s;
+    ++history;
+  }
+  if (Status s = WaitForHistory(lab, trace, ids, progress); !s.ok()) return s;
   // The maintenance drain: the history may have used the node, nothing that outlives the
   // hand-over does (the running jobs are pinned elsewhere, the rest is submitted after this).
   ToolResult drain = lab.Client({"scontrol", "update", "nodename=" + trace.maintenance_node,
