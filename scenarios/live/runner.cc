@@ -334,6 +334,64 @@ TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
   return r;
 }
 
+// What happens in a trial, at seconds after the start of its schedule: an injection or a heal
+// (order 0, 1), a submission (2) or a snapshot (3), in that order at the same second.
+struct Event {
+  double at;
+  int order;
+  std::string what;
+  std::function<Status()> run;
+};
+
+// A trial's manifest: the lab it ran in and its snapshots (revision 1, without trials).
+Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
+                   const std::string& version, const std::string& recorded_at,
+                   const std::string& host, const Json& snapshots) {
+  Json manifest = {{"format", mcp::kEvidenceBundleFormat},
+                   {"slurm_version", version},
+                   {"scenario", s.id},
+                   {"profile", o.profile},
+                   {"recorded_at", recorded_at},
+                   {"generator", "rca-bench record (scenarios/live/runner.cc)"},
+                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
+                               (o.profile == "busy"
+                                    ? "background profile busy, seed " + std::to_string(o.seed) +
+                                          " (scenarios/live/profile.h); "
+                                    : std::string("background profile clean; ")) +
+                               "slurm-mcp taken to run on " + host +
+                               " (its nvidia-smi and slurmd log). Offsets are seconds after "
+                               "the fault; -1 is the baseline before it. Lab paths are "
+                               "replaced by /LAB."},
+                   {"snapshots", snapshots}};
+  if (o.profile == "busy") manifest["seed"] = o.seed;
+  return manifest;
+}
+
+// Plays the events in order, each at its second after t0 (set here; later when one before it ran
+// long); an injection or a heal that fails stops them and is returned.
+Status PlayEvents(std::vector<Event>& events, Clock::time_point& t0,
+                  const std::function<double()>& elapsed, std::ostream& progress) {
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.order < b.order;
+  });
+  Status failed;
+  t0 = Clock::now();
+  for (Event& e : events) {
+    double wait = e.at - elapsed();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    double late = elapsed() - e.at;
+    Status st = e.run();
+    progress << "  +" << Fixed(elapsed()) << " s " << e.what
+             << (late > 1 ? " (" + Fixed(late) + " s late)" : "")
+             << (st.ok() ? "" : ": " + st.message()) << "\n";
+    if (!st.ok() && e.order <= 1) {
+      failed = st;
+      break;
+    }
+  }
+  return failed;
+}
+
 // One trial in a fresh lab; writes the bundle (revision 1, without trials) to `bundle`.
 Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_base,
                    const ScenarioRecordOptions& o, const fs::path& bundle,
@@ -359,12 +417,6 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
   snapshots.push_back(TakeSnapshot(lab, host, timeout_s, bundle, -1, "baseline, before the fault"));
   progress << "  baseline snapshot taken\n";
 
-  struct Event {
-    double at;
-    int order;
-    std::string what;
-    std::function<Status()> run;
-  };
   std::vector<Event> events;
   Clock::time_point t0;
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
@@ -401,45 +453,12 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                         return Status();
                       }});
   }
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.at != b.at ? a.at < b.at : a.order < b.order;
-  });
-  Status failed;
-  t0 = Clock::now();
-  for (Event& e : events) {
-    double wait = e.at - elapsed();
-    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    double late = elapsed() - e.at;
-    Status st = e.run();
-    progress << "  +" << Fixed(elapsed()) << " s " << e.what
-             << (late > 1 ? " (" + Fixed(late) + " s late)" : "")
-             << (st.ok() ? "" : ": " + st.message()) << "\n";
-    if (!st.ok() && e.order <= 1) {
-      failed = st;
-      break;
-    }
-  }
+  Status failed = PlayEvents(events, t0, elapsed, progress);
   Status healed = HealScenario(lab, s, progress);
   if (!failed.ok()) return failed;
   if (!healed.ok()) return healed;
 
-  Json manifest = {{"format", mcp::kEvidenceBundleFormat},
-                   {"slurm_version", version},
-                   {"scenario", s.id},
-                   {"profile", o.profile},
-                   {"recorded_at", recorded_at},
-                   {"generator", "rca-bench record (scenarios/live/runner.cc)"},
-                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
-                               (o.profile == "busy"
-                                    ? "background profile busy, seed " + std::to_string(o.seed) +
-                                          " (scenarios/live/profile.h); "
-                                    : std::string("background profile clean; ")) +
-                               "slurm-mcp taken to run on " + host +
-                               " (its nvidia-smi and slurmd log). Offsets are seconds after "
-                               "the fault; -1 is the baseline before it. Lab paths are "
-                               "replaced by /LAB."},
-                   {"snapshots", snapshots}};
-  if (o.profile == "busy") manifest["seed"] = o.seed;
+  Json manifest = TrialManifest(s, o, version, recorded_at, host, snapshots);
   if (!WriteText(bundle / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (bundle / "manifest.json").string());
   }
