@@ -277,7 +277,184 @@ ToolResult Submit(const Probe& p) {
   return p.Run({"sbatch", "--parsable", "-o", "/dev/null", "-e", "/dev/null", "--wrap", "true"});
 }
 
-// Built just before each injection: baselines (log size, squeue latency) are taken then.
+// munge-stop: clients fail to authenticate, and slurmctld's log marks the nodes DOWN (read from
+// the offset the log had when the plan was made).
+Plan MungeStopPlan(const Lab& lab, const Probe& p) {
+  std::string log = lab.Path("log/slurmctld.log");
+  std::error_code ec;
+  auto offset = fs::file_size(log, ec);
+  if (ec) offset = 0;
+  return {"munged",
+          {},
+          {{"effect: sinfo fails with 'authentication'", seconds(30),
+            [&p](std::string* note) {
+              ToolResult r = p.Run({"sinfo", "-h"}, seconds(10));
+              *note = "sinfo " + (r.ok() ? std::string("answered")
+                                         : "failed after " + Fixed(r.seconds) +
+                                               " s: " + Gist(r, "authentication"));
+              return !r.ok() && Contains(r.err, "authentication");
+            }},
+           {"effect: slurmctld.log: 'not responding, setting DOWN'", seconds(90),
+            [log, offset](std::string* note) {
+              std::ifstream in(log);
+              in.seekg(static_cast<std::streamoff>(offset));
+              for (std::string line; std::getline(in, line);) {
+                if (Contains(line, "not responding, setting DOWN")) {
+                  *note =
+                      line.substr(line.find(']') == std::string::npos ? 0 : line.find(']') + 2);
+                  return true;
+                }
+              }
+              *note = "not in the log yet";
+              return false;
+            }}},
+          {"recovered: all nodes idle, sacct answers", seconds(120),
+           [&p](std::string* note) { return p.Ready(note); }}};
+}
+
+// statesave-readonly: sbatch cannot write the job script into the state directory.
+Plan StatesaveReadonlyPlan(const Probe& p) {
+  return {"bind-ro",
+          {.method = "bind-ro"},
+          {{"effect: sbatch fails with an I/O error", seconds(30),
+            [&p](std::string* note) {
+              ToolResult r = Submit(p);
+              *note = r.ok() ? "sbatch submitted job " + FirstLine(r.out) : Gist(r, "I/O error");
+              return !r.ok() && Contains(r.err, "I/O error writing script/environment to file");
+            }}},
+          {"recovered: sbatch submits", seconds(60), [&p](std::string* note) {
+             ToolResult r = Submit(p);
+             *note = r.ok() ? "submitted job " + FirstLine(r.out) : Gist(r);
+             return r.ok();
+           }}};
+}
+
+// rpc-flood: slurmctld's job-info RPCs climb and squeue slows against its quiet latency, measured
+// here.
+Plan RpcFloodPlan(const Probe& p) {
+  std::vector<double> quiet;
+  for (int i = 0; i < 5; ++i) quiet.push_back(p.SqueueSeconds());
+  double base = Summarize(quiet).median;
+  long base_rpcs = p.JobInfoRpcs().value_or(0);
+  // Slow means 3x the quiet median and at least 50 ms more; recovered means within 2x or
+  // 50 ms of it, so that the noise of a few milliseconds never counts either way.
+  double slow = std::max(3 * base, base + 0.05), normal = std::max(2 * base, base + 0.05);
+  std::string quiet_note = "quiet median " + Fixed(base, 3) + " s";
+  return {"16 workers",
+          {.workers = 16, .seconds = 120},
+          {{"effect: sdiag REQUEST_JOB_INFO count +100", seconds(30),
+            [&p, base_rpcs](std::string* note) {
+              auto now = p.JobInfoRpcs();
+              if (!now) {
+                *note = "sdiag did not answer";
+                return false;
+              }
+              *note = "+" + std::to_string(*now - base_rpcs) + " since inject";
+              return *now - base_rpcs >= 100;
+            }},
+           {"effect: squeue >= 3x its quiet latency", seconds(30),
+            [&p, slow, quiet_note](std::string* note) {
+              double s = p.SqueueSeconds();
+              *note = "squeue took " + Fixed(s, 3) + " s, " + quiet_note;
+              return s >= slow;
+            }}},
+          {"recovered: squeue within 2x its quiet latency", seconds(60),
+           [&p, normal, quiet_note](std::string* note) {
+             double s = p.SqueueSeconds();
+             *note = "squeue took " + Fixed(s, 3) + " s, " + quiet_note;
+             return s <= normal;
+           }}};
+}
+
+// partition-down: sinfo shows the partition down, then up.
+Plan PartitionDownPlan(const Probe& p) {
+  // The default target: partition gpu, state DOWN (FaultTarget).
+  auto avail = [&p](std::string* note, const std::string& want) {
+    ToolResult r = p.Run({"sinfo", "-h", "-p", "gpu", "-o", "%a"}, seconds(5));
+    std::string a = FirstLine(r.out);
+    *note = r.ok() ? "partition gpu " + a : Gist(r);
+    return r.ok() && a == want;
+  };
+  return {"partition gpu, DOWN",
+          {},
+          {{"effect: sinfo shows partition gpu down", seconds(30),
+            [avail](std::string* note) { return avail(note, "down"); }}},
+          {"recovered: partition gpu up", seconds(30),
+           [avail](std::string* note) { return avail(note, "up"); }}};
+}
+
+// reservation: scontrol lists the maintenance reservation active, then not.
+Plan ReservationPlan(const Probe& p) {
+  // Shown only by an answer that lists it; gone only by an answer that does not (a failed
+  // read is neither).
+  auto listed = [&p](std::string* note) -> std::optional<bool> {
+    ToolResult r = p.Run({"scontrol", "show", "reservation"}, seconds(5));
+    if (!r.ok()) {
+      *note = Gist(r);
+      return std::nullopt;
+    }
+    bool active = Contains(r.out, "ReservationName=rca_maint") && Contains(r.out, "State=ACTIVE");
+    *note = active ? "rca_maint ACTIVE" : "rca_maint not listed as active";
+    return active;
+  };
+  return {"node1",
+          {},
+          {{"effect: scontrol show reservation lists rca_maint ACTIVE", seconds(30),
+            [listed](std::string* note) { return listed(note) == std::optional<bool>(true); }}},
+          {"recovered: rca_maint gone", seconds(30),
+           [listed](std::string* note) { return listed(note) == std::optional<bool>(false); }}};
+}
+
+// assoc-limit and qos-limit: sacctmgr shows the limit set, then unset.
+Plan LimitPlan(const Probe& p, const std::string& fault) {
+  // The defaults: account research GrpJobs=0; qos normal MaxJobsPerUser=1 (FaultTarget).
+  bool assoc = fault == "assoc-limit";
+  std::vector<std::string> argv =
+      assoc ? std::vector<std::string>{"sacctmgr", "-n", "-P", "show", "assoc",
+                                       "account=research", "format=Account,User,GrpJobs"}
+            : std::vector<std::string>{"sacctmgr", "-n", "-P", "show", "qos", "normal",
+                                       "format=Name,MaxJobsPU"};
+  std::string set = assoc ? "research||0" : "normal|1";
+  std::string unset = assoc ? "research||" : "normal|";
+  auto row = [&p, argv](std::string* note, const std::string& want) {
+    ToolResult r = p.Run(argv, seconds(10));
+    if (!r.ok()) {
+      *note = Gist(r);
+      return false;
+    }
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line == want) {
+        *note = "sacctmgr: " + line;
+        return true;
+      }
+    }
+    *note = "sacctmgr: no row '" + want + "'";
+    return false;
+  };
+  return {assoc ? "account research, GrpJobs=0" : "qos normal, MaxJobsPerUser=1",
+          {},
+          {{std::string("effect: sacctmgr shows ") + (assoc ? "GrpJobs=0" : "MaxJobsPU=1"),
+            seconds(30), [row, set](std::string* note) { return row(note, set); }}},
+          {"recovered: the limit is unset again", seconds(30),
+           [row, unset](std::string* note) { return row(note, unset); }}};
+}
+
+// gpu-fake: the health check drains node1 with a "gpu:" reason.
+Plan GpuFakePlan(const Probe& p) {
+  return {"node1, ecc",
+          {.node = "node1", .mode = "ecc"},
+          {{"effect: health check drains node1 ('gpu:')", seconds(60),
+            [&p](std::string* note) {
+              std::string state = p.NodeState("node1"), why = p.NodeReason("node1");
+              *note = "node1 " + state + ", reason '" + why + "'";
+              return Contains(state, "drain") && why.rfind("gpu:", 0) == 0;
+            }}},
+          NodeIdleAgain(p, "node1")};
+}
+
+// Built just before each injection: baselines (log size, squeue latency) are taken then. The
+// faults with more than a line or two of checks have a plan function each.
 Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
   if (fault == "db-freeze") {
     return {"mariadbd",
@@ -301,38 +478,7 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
             {"recovered: all nodes idle, sacct answers", seconds(120),
              [&p](std::string* note) { return p.Ready(note); }}};
   }
-  if (fault == "munge-stop") {
-    std::string log = lab.Path("log/slurmctld.log");
-    std::error_code ec;
-    auto offset = fs::file_size(log, ec);
-    if (ec) offset = 0;
-    return {"munged",
-            {},
-            {{"effect: sinfo fails with 'authentication'", seconds(30),
-              [&p](std::string* note) {
-                ToolResult r = p.Run({"sinfo", "-h"}, seconds(10));
-                *note = "sinfo " + (r.ok() ? std::string("answered")
-                                           : "failed after " + Fixed(r.seconds) +
-                                                 " s: " + Gist(r, "authentication"));
-                return !r.ok() && Contains(r.err, "authentication");
-              }},
-             {"effect: slurmctld.log: 'not responding, setting DOWN'", seconds(90),
-              [log, offset](std::string* note) {
-                std::ifstream in(log);
-                in.seekg(static_cast<std::streamoff>(offset));
-                for (std::string line; std::getline(in, line);) {
-                  if (Contains(line, "not responding, setting DOWN")) {
-                    *note =
-                        line.substr(line.find(']') == std::string::npos ? 0 : line.find(']') + 2);
-                    return true;
-                  }
-                }
-                *note = "not in the log yet";
-                return false;
-              }}},
-            {"recovered: all nodes idle, sacct answers", seconds(120),
-             [&p](std::string* note) { return p.Ready(note); }}};
-  }
+  if (fault == "munge-stop") return MungeStopPlan(lab, p);
   if (fault == "slurmd-kill" || fault == "slurmd-pause") {
     std::string node = fault == "slurmd-kill" ? "node4" : "node3";
     return {node,
@@ -343,55 +489,8 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
                             [](const std::string& s) { return s.rfind("down", 0) == 0; })},
             NodeIdleAgain(p, node)};
   }
-  if (fault == "statesave-readonly") {
-    return {"bind-ro",
-            {.method = "bind-ro"},
-            {{"effect: sbatch fails with an I/O error", seconds(30),
-              [&p](std::string* note) {
-                ToolResult r = Submit(p);
-                *note = r.ok() ? "sbatch submitted job " + FirstLine(r.out) : Gist(r, "I/O error");
-                return !r.ok() && Contains(r.err, "I/O error writing script/environment to file");
-              }}},
-            {"recovered: sbatch submits", seconds(60), [&p](std::string* note) {
-               ToolResult r = Submit(p);
-               *note = r.ok() ? "submitted job " + FirstLine(r.out) : Gist(r);
-               return r.ok();
-             }}};
-  }
-  if (fault == "rpc-flood") {
-    std::vector<double> quiet;
-    for (int i = 0; i < 5; ++i) quiet.push_back(p.SqueueSeconds());
-    double base = Summarize(quiet).median;
-    long base_rpcs = p.JobInfoRpcs().value_or(0);
-    // Slow means 3x the quiet median and at least 50 ms more; recovered means within 2x or
-    // 50 ms of it, so that the noise of a few milliseconds never counts either way.
-    double slow = std::max(3 * base, base + 0.05), normal = std::max(2 * base, base + 0.05);
-    std::string quiet_note = "quiet median " + Fixed(base, 3) + " s";
-    return {"16 workers",
-            {.workers = 16, .seconds = 120},
-            {{"effect: sdiag REQUEST_JOB_INFO count +100", seconds(30),
-              [&p, base_rpcs](std::string* note) {
-                auto now = p.JobInfoRpcs();
-                if (!now) {
-                  *note = "sdiag did not answer";
-                  return false;
-                }
-                *note = "+" + std::to_string(*now - base_rpcs) + " since inject";
-                return *now - base_rpcs >= 100;
-              }},
-             {"effect: squeue >= 3x its quiet latency", seconds(30),
-              [&p, slow, quiet_note](std::string* note) {
-                double s = p.SqueueSeconds();
-                *note = "squeue took " + Fixed(s, 3) + " s, " + quiet_note;
-                return s >= slow;
-              }}},
-            {"recovered: squeue within 2x its quiet latency", seconds(60),
-             [&p, normal, quiet_note](std::string* note) {
-               double s = p.SqueueSeconds();
-               *note = "squeue took " + Fixed(s, 3) + " s, " + quiet_note;
-               return s <= normal;
-             }}};
-  }
+  if (fault == "statesave-readonly") return StatesaveReadonlyPlan(p);
+  if (fault == "rpc-flood") return RpcFloodPlan(p);
   if (fault == "drain") {
     std::string reason = "rca-bench: drained by cluster_bench";
     return {"node2",
@@ -415,74 +514,9 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
                return r.ok();
              }}};
   }
-  if (fault == "partition-down") {
-    // The default target: partition gpu, state DOWN (FaultTarget).
-    auto avail = [&p](std::string* note, const std::string& want) {
-      ToolResult r = p.Run({"sinfo", "-h", "-p", "gpu", "-o", "%a"}, seconds(5));
-      std::string a = FirstLine(r.out);
-      *note = r.ok() ? "partition gpu " + a : Gist(r);
-      return r.ok() && a == want;
-    };
-    return {"partition gpu, DOWN",
-            {},
-            {{"effect: sinfo shows partition gpu down", seconds(30),
-              [avail](std::string* note) { return avail(note, "down"); }}},
-            {"recovered: partition gpu up", seconds(30),
-             [avail](std::string* note) { return avail(note, "up"); }}};
-  }
-  if (fault == "reservation") {
-    // Shown only by an answer that lists it; gone only by an answer that does not (a failed
-    // read is neither).
-    auto listed = [&p](std::string* note) -> std::optional<bool> {
-      ToolResult r = p.Run({"scontrol", "show", "reservation"}, seconds(5));
-      if (!r.ok()) {
-        *note = Gist(r);
-        return std::nullopt;
-      }
-      bool active = Contains(r.out, "ReservationName=rca_maint") && Contains(r.out, "State=ACTIVE");
-      *note = active ? "rca_maint ACTIVE" : "rca_maint not listed as active";
-      return active;
-    };
-    return {"node1",
-            {},
-            {{"effect: scontrol show reservation lists rca_maint ACTIVE", seconds(30),
-              [listed](std::string* note) { return listed(note) == std::optional<bool>(true); }}},
-            {"recovered: rca_maint gone", seconds(30),
-             [listed](std::string* note) { return listed(note) == std::optional<bool>(false); }}};
-  }
-  if (fault == "assoc-limit" || fault == "qos-limit") {
-    // The defaults: account research GrpJobs=0; qos normal MaxJobsPerUser=1 (FaultTarget).
-    bool assoc = fault == "assoc-limit";
-    std::vector<std::string> argv =
-        assoc ? std::vector<std::string>{"sacctmgr", "-n", "-P", "show", "assoc",
-                                         "account=research", "format=Account,User,GrpJobs"}
-              : std::vector<std::string>{"sacctmgr", "-n", "-P", "show", "qos", "normal",
-                                         "format=Name,MaxJobsPU"};
-    std::string set = assoc ? "research||0" : "normal|1";
-    std::string unset = assoc ? "research||" : "normal|";
-    auto row = [&p, argv](std::string* note, const std::string& want) {
-      ToolResult r = p.Run(argv, seconds(10));
-      if (!r.ok()) {
-        *note = Gist(r);
-        return false;
-      }
-      std::istringstream lines(r.out);
-      for (std::string line; std::getline(lines, line);) {
-        if (line == want) {
-          *note = "sacctmgr: " + line;
-          return true;
-        }
-      }
-      *note = "sacctmgr: no row '" + want + "'";
-      return false;
-    };
-    return {assoc ? "account research, GrpJobs=0" : "qos normal, MaxJobsPerUser=1",
-            {},
-            {{std::string("effect: sacctmgr shows ") + (assoc ? "GrpJobs=0" : "MaxJobsPU=1"),
-              seconds(30), [row, set](std::string* note) { return row(note, set); }}},
-            {"recovered: the limit is unset again", seconds(30),
-             [row, unset](std::string* note) { return row(note, unset); }}};
-  }
+  if (fault == "partition-down") return PartitionDownPlan(p);
+  if (fault == "reservation") return ReservationPlan(p);
+  if (fault == "assoc-limit" || fault == "qos-limit") return LimitPlan(p, fault);
   if (fault == "db-lock") {
     return {"CLUSTER_job_table",
             {},
@@ -493,16 +527,7 @@ Plan MakePlan(const Lab& lab, const Probe& p, const std::string& fault) {
     // A fault added to the catalog without a plan here: the caller refuses it by name.
     return {};
   }
-  // gpu-fake
-  return {"node1, ecc",
-          {.node = "node1", .mode = "ecc"},
-          {{"effect: health check drains node1 ('gpu:')", seconds(60),
-            [&p](std::string* note) {
-              std::string state = p.NodeState("node1"), why = p.NodeReason("node1");
-              *note = "node1 " + state + ", reason '" + why + "'";
-              return Contains(state, "drain") && why.rfind("gpu:", 0) == 0;
-            }}},
-          NodeIdleAgain(p, "node1")};
+  return GpuFakePlan(p);
 }
 
 struct Observation {
@@ -605,6 +630,185 @@ void PrintCheck(const Check& check, const std::vector<Observation>& obs) {
   PrintRow(check.label, value);
 }
 
+// The faults to measure, in catalog order when none is named; nullopt when one named is not in
+// the catalog (said on stderr).
+std::optional<std::vector<std::string>> ChosenFaults(const std::vector<std::string>& faults) {
+  std::vector<std::string> chosen;
+  for (const FaultInfo& f : FaultCatalog()) {
+    if (faults.empty()) chosen.push_back(f.name);
+  }
+  for (const std::string& name : faults) {
+    auto known = std::find_if(FaultCatalog().begin(), FaultCatalog().end(),
+                              [&](const FaultInfo& f) { return f.name == name; });
+    if (known == FaultCatalog().end()) {
+      std::string all;
+      for (const FaultInfo& f : FaultCatalog()) all += (all.empty() ? "" : ", ") + f.name;
+      std::fprintf(stderr, "cluster_bench: unknown fault '%s' (known: %s)\n", name.c_str(),
+                   all.c_str());
+      return std::nullopt;
+    }
+    if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.push_back(name);
+  }
+  return chosen;
+}
+
+// What the bring-up and tear-down cycles measured.
+struct CycleTimes {
+  std::vector<double> ups, downs;
+  std::string version;  // what the first lab's sinfo --version said
+};
+
+// Brings a lab up and down in a fresh directory each cycle, until `cycles` or an interruption;
+// nullopt when one failed (said on stderr).
+std::optional<CycleTimes> TimeCycles(LabOptions& options, int cycles) {
+  std::vector<double> ups, downs;
+  std::string version;
+  for (int cycle = 1; cycle <= cycles && !g_stop; ++cycle) {
+    std::fprintf(stderr, "cluster_bench: cycle %d of %d\n", cycle, cycles);
+    auto dir = MakeLabDir();
+    if (!dir) {
+      std::perror("cluster_bench: mkdtemp");
+      return std::nullopt;
+    }
+    options.dir = *dir;
+    Lab lab(options);
+    LabGuard guard(&lab);
+    std::ostringstream progress;
+    auto start = Clock::now();
+    if (Status s = lab.Up(progress); !s.ok()) {
+      std::fprintf(stderr, "cluster_bench: bring-up failed: %s\n", s.message().c_str());
+      return std::nullopt;
+    }
+    ups.push_back(Since(start));
+    if (version.empty()) version = FirstLine(lab.Client({"sinfo", "--version"}).out);
+    start = Clock::now();
+    if (Status s = guard.Down(); !s.ok()) {
+      std::fprintf(stderr, "cluster_bench: tear-down failed: %s\n", s.message().c_str());
+      return std::nullopt;
+    }
+    downs.push_back(Since(start));
+  }
+  return CycleTimes{ups, downs, version};
+}
+
+void PrintCycles(const CycleTimes& times, int cycles, const std::string& command) {
+  const auto& [ups, downs, version] = times;
+  std::printf("cluster_bench on %s; %s (sinfo --version)\n", MachineLine().c_str(),
+              version.c_str());
+  std::printf("command: %s\n\n", command.c_str());
+  std::printf("bring-up and tear-down of a %d-node lab, %d cycle%s (seconds)\n", kNodes, cycles,
+              cycles == 1 ? "" : "s");
+  std::printf("  %-6s %8s %8s %8s\n", "", "median", "min", "max");
+  for (auto [name, v] : {std::pair{"up", ups}, std::pair{"down", downs}}) {
+    Stats s = Summarize(v);
+    std::printf("  %-6s %8.2f %8.2f %8.2f\n", name, s.median, s.min, s.max);
+  }
+  std::fflush(stdout);
+}
+
+// Each step's times over the runs: the inject call, each effect, the heal call, the recovery.
+void PrintRuns(const Plan& plan, const std::vector<RunResult>& runs) {
+  std::vector<double> injects, heals;
+  std::vector<std::vector<Observation>> effects(plan.effects.size());
+  std::vector<Observation> recoveries;
+  for (const RunResult& r : runs) {
+    injects.push_back(r.inject_s);
+    heals.push_back(r.heal_s);
+    for (size_t i = 0; i < effects.size(); ++i) effects[i].push_back(r.effects[i]);
+    recoveries.push_back(r.recovery);
+  }
+  PrintRow("inject call", Describe(injects));
+  for (size_t i = 0; i < effects.size(); ++i) PrintCheck(plan.effects[i], effects[i]);
+  PrintRow("heal call", Describe(heals));
+  PrintCheck(plan.recovery, recoveries);
+}
+
+// Runs one fault `repeats` times, each healed and the lab ready again before the next, and prints
+// what it measured. An error (a fault without a plan, a failed heal, a lab not ready) stops the
+// bench.
+Status MeasureFault(Lab& lab, const Probe& probe, const std::string& fault, int repeats) {
+  const FaultInfo& info = *std::find_if(FaultCatalog().begin(), FaultCatalog().end(),
+                                        [&](const FaultInfo& f) { return f.name == fault; });
+  std::vector<RunResult> runs;
+  Plan plan;
+  std::string error;
+  for (int run = 1; run <= repeats && error.empty() && !g_stop; ++run) {
+    std::fprintf(stderr, "cluster_bench: %s, run %d of %d\n", fault.c_str(), run, repeats);
+    plan = MakePlan(lab, probe, fault);
+    if (plan.target.empty()) {
+      error = "cluster_bench has no plan for this fault (what to watch for and how it heals); "
+              "not injected, not measured";
+      break;
+    }
+    RunResult r = RunFault(lab, plan, fault);
+    error = r.error;
+    if (error.empty()) {
+      if (!ActiveFaults(lab).empty()) error = "a fault is still recorded after the heal";
+      if (Status s = lab.WaitReady(seconds(120)); !s.ok()) {
+        error = "the lab is not ready after " + fault + ": " + s.message();
+      }
+    }
+    if (r.error.empty()) runs.push_back(std::move(r));
+  }
+  std::printf("\n%s (%s): %s\n", fault.c_str(), plan.target.c_str(), info.what.c_str());
+  if (!runs.empty()) PrintRuns(plan, runs);
+  std::fflush(stdout);
+  if (!error.empty()) return Status::Error(error);
+  return {};
+}
+
+// Every chosen fault in one lab, each left healed and the lab ready before the next, then the
+// lab taken down and the report closed; 0 when all were measured and the lab went down, 1
+// otherwise.
+int MeasureFaults(LabOptions& options, const std::vector<std::string>& chosen, int repeats,
+                  Clock::time_point bench_start) {
+  auto dir = MakeLabDir();
+  if (!dir) {
+    std::perror("cluster_bench: mkdtemp");
+    return 1;
+  }
+  options.dir = *dir;
+  Lab lab(options);
+  LabGuard guard(&lab);
+  std::ostringstream progress;
+  if (Status s = lab.Up(progress); !s.ok()) {
+    std::fprintf(stderr, "cluster_bench: bring-up failed: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::printf(
+      "\nfaults, %d run%s each, polled every %d ms. An effect counts from the start of the "
+      "inject call\nto the issue of the first command that showed it; a recovery from the "
+      "start of the heal\ncall to the answer of the first command that showed it. [what "
+      "that command saw]\n",
+      repeats, repeats == 1 ? "" : "s", static_cast<int>(kPoll.count()));
+  Probe probe(lab);
+  int exit_code = 0;
+  for (const std::string& fault : chosen) {
+    if (g_stop) break;
+    if (Status s = MeasureFault(lab, probe, fault, repeats); !s.ok()) {
+      std::printf("  error: %s\n", s.message().c_str());
+      std::fprintf(stderr, "cluster_bench: %s; stopping\n", s.message().c_str());
+      exit_code = 1;
+      break;
+    }
+  }
+  if (g_stop && exit_code == 0) {
+    std::fprintf(stderr, "cluster_bench: interrupted\n");
+    exit_code = 1;
+  }
+  Status down = guard.Down();
+  std::printf("\nlab down: %s\n", down.ok()
+                                      ? "every daemon stopped, no mount left, its directory removed"
+                                      : down.message().c_str());
+  if (!down.ok()) exit_code = 1;
+  std::printf(
+      "These are measurements of one machine, the one named above, possibly shared with "
+      "other work.\nThe node faults' times follow the lab's slurm.conf timers "
+      "(SlurmdTimeout=10, HealthCheckInterval=5)\nmore than the hardware. Total: %.0f s.\n",
+      Since(bench_start));
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -633,22 +837,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cluster_bench: %s (see cluster_bench --help)\n", e.what());
     return 2;
   }
-  std::vector<std::string> chosen;
-  for (const FaultInfo& f : FaultCatalog()) {
-    if (faults.empty()) chosen.push_back(f.name);
-  }
-  for (const std::string& name : faults) {
-    auto known = std::find_if(FaultCatalog().begin(), FaultCatalog().end(),
-                              [&](const FaultInfo& f) { return f.name == name; });
-    if (known == FaultCatalog().end()) {
-      std::string all;
-      for (const FaultInfo& f : FaultCatalog()) all += (all.empty() ? "" : ", ") + f.name;
-      std::fprintf(stderr, "cluster_bench: unknown fault '%s' (known: %s)\n", name.c_str(),
-                   all.c_str());
-      return 2;
-    }
-    if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.push_back(name);
-  }
+  std::optional<std::vector<std::string>> chosen = ChosenFaults(faults);
+  if (!chosen) return 2;
   if (::geteuid() != 0) {
     std::fprintf(stderr,
                  "cluster_bench: needs root (the lab starts daemons, mounts and nftables rules); "
@@ -663,133 +853,14 @@ int main(int argc, char** argv) {
   LabOptions options{.nodes = kNodes, .port_base = port_base};
 
   // 1. Bring-up and tear-down cycles, each in a fresh directory.
-  std::vector<double> ups, downs;
-  std::string version;
-  for (int cycle = 1; cycle <= cycles && !g_stop; ++cycle) {
-    std::fprintf(stderr, "cluster_bench: cycle %d of %d\n", cycle, cycles);
-    auto dir = MakeLabDir();
-    if (!dir) {
-      std::perror("cluster_bench: mkdtemp");
-      return 1;
-    }
-    options.dir = *dir;
-    Lab lab(options);
-    LabGuard guard(&lab);
-    std::ostringstream progress;
-    auto start = Clock::now();
-    if (Status s = lab.Up(progress); !s.ok()) {
-      std::fprintf(stderr, "cluster_bench: bring-up failed: %s\n", s.message().c_str());
-      return 1;
-    }
-    ups.push_back(Since(start));
-    if (version.empty()) version = FirstLine(lab.Client({"sinfo", "--version"}).out);
-    start = Clock::now();
-    if (Status s = guard.Down(); !s.ok()) {
-      std::fprintf(stderr, "cluster_bench: tear-down failed: %s\n", s.message().c_str());
-      return 1;
-    }
-    downs.push_back(Since(start));
-  }
+  std::optional<CycleTimes> times = TimeCycles(options, cycles);
+  if (!times) return 1;
   if (g_stop) {
     std::fprintf(stderr, "cluster_bench: interrupted; the lab is down\n");
     return 1;
   }
-  std::printf("cluster_bench on %s; %s (sinfo --version)\n", MachineLine().c_str(),
-              version.c_str());
-  std::printf("command: %s\n\n", command.c_str());
-  std::printf("bring-up and tear-down of a %d-node lab, %d cycle%s (seconds)\n", kNodes, cycles,
-              cycles == 1 ? "" : "s");
-  std::printf("  %-6s %8s %8s %8s\n", "", "median", "min", "max");
-  for (auto [name, v] : {std::pair{"up", ups}, std::pair{"down", downs}}) {
-    Stats s = Summarize(v);
-    std::printf("  %-6s %8.2f %8.2f %8.2f\n", name, s.median, s.min, s.max);
-  }
-  std::fflush(stdout);
+  PrintCycles(*times, cycles, command);
 
   // 2. Every chosen fault in one lab, each left healed and the lab ready before the next.
-  auto dir = MakeLabDir();
-  if (!dir) {
-    std::perror("cluster_bench: mkdtemp");
-    return 1;
-  }
-  options.dir = *dir;
-  Lab lab(options);
-  LabGuard guard(&lab);
-  std::ostringstream progress;
-  if (Status s = lab.Up(progress); !s.ok()) {
-    std::fprintf(stderr, "cluster_bench: bring-up failed: %s\n", s.message().c_str());
-    return 1;
-  }
-  std::printf(
-      "\nfaults, %d run%s each, polled every %d ms. An effect counts from the start of the "
-      "inject call\nto the issue of the first command that showed it; a recovery from the "
-      "start of the heal\ncall to the answer of the first command that showed it. [what "
-      "that command saw]\n",
-      repeats, repeats == 1 ? "" : "s", static_cast<int>(kPoll.count()));
-  Probe probe(lab);
-  int exit_code = 0;
-  for (const std::string& fault : chosen) {
-    if (g_stop) break;
-    const FaultInfo& info = *std::find_if(FaultCatalog().begin(), FaultCatalog().end(),
-                                          [&](const FaultInfo& f) { return f.name == fault; });
-    std::vector<RunResult> runs;
-    Plan plan;
-    std::string error;
-    for (int run = 1; run <= repeats && error.empty() && !g_stop; ++run) {
-      std::fprintf(stderr, "cluster_bench: %s, run %d of %d\n", fault.c_str(), run, repeats);
-      plan = MakePlan(lab, probe, fault);
-      if (plan.target.empty()) {
-        error = "cluster_bench has no plan for this fault (what to watch for and how it heals); "
-                "not injected, not measured";
-        break;
-      }
-      RunResult r = RunFault(lab, plan, fault);
-      error = r.error;
-      if (error.empty()) {
-        if (!ActiveFaults(lab).empty()) error = "a fault is still recorded after the heal";
-        if (Status s = lab.WaitReady(seconds(120)); !s.ok()) {
-          error = "the lab is not ready after " + fault + ": " + s.message();
-        }
-      }
-      if (r.error.empty()) runs.push_back(std::move(r));
-    }
-    std::printf("\n%s (%s): %s\n", fault.c_str(), plan.target.c_str(), info.what.c_str());
-    if (!runs.empty()) {
-      std::vector<double> injects, heals;
-      std::vector<std::vector<Observation>> effects(plan.effects.size());
-      std::vector<Observation> recoveries;
-      for (const RunResult& r : runs) {
-        injects.push_back(r.inject_s);
-        heals.push_back(r.heal_s);
-        for (size_t i = 0; i < effects.size(); ++i) effects[i].push_back(r.effects[i]);
-        recoveries.push_back(r.recovery);
-      }
-      PrintRow("inject call", Describe(injects));
-      for (size_t i = 0; i < effects.size(); ++i) PrintCheck(plan.effects[i], effects[i]);
-      PrintRow("heal call", Describe(heals));
-      PrintCheck(plan.recovery, recoveries);
-    }
-    std::fflush(stdout);
-    if (!error.empty()) {
-      std::printf("  error: %s\n", error.c_str());
-      std::fprintf(stderr, "cluster_bench: %s; stopping\n", error.c_str());
-      exit_code = 1;
-      break;
-    }
-  }
-  if (g_stop && exit_code == 0) {
-    std::fprintf(stderr, "cluster_bench: interrupted\n");
-    exit_code = 1;
-  }
-  Status down = guard.Down();
-  std::printf("\nlab down: %s\n", down.ok()
-                                      ? "every daemon stopped, no mount left, its directory removed"
-                                      : down.message().c_str());
-  if (!down.ok()) exit_code = 1;
-  std::printf(
-      "These are measurements of one machine, the one named above, possibly shared with "
-      "other work.\nThe node faults' times follow the lab's slurm.conf timers "
-      "(SlurmdTimeout=10, HealthCheckInterval=5)\nmore than the hardware. Total: %.0f s.\n",
-      Since(bench_start));
-  return exit_code;
+  return MeasureFaults(options, *chosen, repeats, bench_start);
 }

@@ -679,4 +679,26 @@ std::vector<std::string> Render(const std::vector<Token>& tokens) {
   return argv;
 }
 
+std::vector<std::string> SelfTest(const Guard& guard) {
+  std::vector<std::string> failures;
+  for (const ProgramPolicy& p : Programs()) {
+    for (const Example& ex : p.examples) {
+      std::vector<std::string> argv(ex.argv.begin(), ex.argv.end());
+      Verdict v = guard.Check(argv);
+      std::string shown;
+      for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
+      if (!ex.rule && !v.ok()) {
+        failures.push_back("should allow: " + shown + " (got " + v.denial().ToString() + ")");
+      } else if (ex.rule && v.ok()) {
+        failures.push_back("should deny " + std::string(RuleId(*ex.rule)) + ": " + shown +
+                           " (got ALLOWED)");
+      } else if (ex.rule && v.denial().rule != *ex.rule) {
+        failures.push_back("should deny " + std::string(RuleId(*ex.rule)) + ": " + shown +
+                           " (got " + v.denial().ToString() + ")");
+      }
+    }
+  }
+  return failures;
+}
+
 }  // namespace slurm_rca::guard

@@ -127,6 +127,10 @@ class Guard {
   GuardOptions options_;
 };
 
+// Checks every program's examples (guard/policy.h) against guard; returns one line per failure,
+// empty when all pass.
+std::vector<std::string> SelfTest(const Guard& guard);
+
 // Rebuilds an argv from parsed tokens.
 std::vector<std::string> Render(const std::vector<Token>& tokens);
 

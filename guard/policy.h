@@ -6,9 +6,9 @@
 // inventory is what lets the guard recognise `scontrol upd` as an abbreviation of `update`
 // rather than merely "unknown".
 //
-// Every program carries examples it must accept and refuse; SelfTest() checks them against the
-// guard (the test suite runs it, and slurm-guard runs it at start-up, where it costs
-// microseconds).
+// Every program carries examples it must accept and refuse; SelfTest() (guard/check.h) checks
+// them against the guard (the test suite runs it, and slurm-guard runs it at start-up, where it
+// costs microseconds).
 //
 //   for (const ProgramPolicy& p : Programs()) std::cout << p.name << "\n";
 //   const ProgramPolicy* sdiag = FindProgram("sdiag");
@@ -121,11 +121,6 @@ const ProgramPolicy* FindProgram(std::string_view name);
 const std::vector<std::string>& AllowedProgramNames();
 // Known Slurm commands that change state, named in the reason when one is asked for.
 const std::vector<Refusal>& RefusedPrograms();
-
-class Guard;
-// Checks every program's examples against guard; returns one line per failure, empty when all
-// pass.
-std::vector<std::string> SelfTest(const Guard& guard);
 
 }  // namespace slurm_rca::guard
 

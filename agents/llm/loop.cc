@@ -197,80 +197,108 @@ Json DiagnosisToJson(const Diagnosis& d) {
           {"rationale", d.rationale}};
 }
 
-RunResult RunAgent(Backend& backend, ToolSet& tools, const AgentSpec& spec,
-                   const std::string& ticket, Transcript* transcript) {
-  Clock clock(transcript);
-  const double t0 = clock.Now();
-  auto write = [&](const char* event, Json fields) -> double {
-    return transcript ? transcript->Write(spec.name, event, std::move(fields)) : clock.Now();
-  };
+namespace {
 
-  const bool submit_mode = spec.finish == Finish::kSubmitDiagnosis;
-  const std::string finish_name = submit_mode ? kSubmitDiagnosisTool : kReportFindingsTool;
-  std::vector<ToolSpec> offered = tools.Specs();
-  std::set<std::string> toolset_names;
-  for (const ToolSpec& s : offered) toolset_names.insert(s.name);
-  offered.push_back(submit_mode ? SubmitDiagnosisSpec() : ReportFindingsSpec());
+// One agent's run, turn by turn: the conversation so far, the budget it spends and the
+// transcript it writes. RunAgent's steps, sharing that state.
+class AgentRun {
+ public:
+  AgentRun(Backend& backend, ToolSet& tools, const AgentSpec& spec, Transcript* transcript)
+      : backend_(backend),
+        tools_(tools),
+        spec_(spec),
+        transcript_(transcript),
+        clock_(transcript),
+        t0_(clock_.Now()),
+        submit_mode_(spec.finish == Finish::kSubmitDiagnosis),
+        finish_name_(submit_mode_ ? kSubmitDiagnosisTool : kReportFindingsTool) {}
 
-  write("start", {{"ts", IsoUtcNow()},
-                  {"backend", backend.Describe()},
-                  {"finish", finish_name},
-                  {"tools", [&] {
-                     Json names = Json::array();
-                     for (const ToolSpec& s : offered) names.push_back(s.name);
-                     return names;
-                   }()},
-                  {"budget",
-                   {{"max_turns", spec.budget.max_turns},
-                    {"max_tokens", spec.budget.max_tokens},
-                    {"max_wall_s", spec.budget.max_wall_s}}}});
-  const double t_ticket = write("ticket", {{"text", ticket}});
-
-  std::vector<Message> conversation;
-  if (!spec.system.empty()) conversation.push_back({Message::Role::kSystem, spec.system});
-  conversation.push_back({Message::Role::kUser, ticket});
-
-  // Beyond ~30 years the budget is unlimited (and time_point arithmetic would overflow).
-  const auto wall_deadline =
-      spec.budget.max_wall_s < 1e9
-          ? std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(std::max(0.0, spec.budget.max_wall_s)))
-          : std::chrono::steady_clock::time_point::max();
-
-  RunResult r;
-  while (r.end_reason.empty()) {
-    if (r.turns >= spec.budget.max_turns) {
-      r.end_reason = "budget:turns";
-      break;
+  RunResult Run(const std::string& ticket) {
+    Start(ticket);
+    while (r_.end_reason.empty()) {
+      if (OverBudget()) break;
+      Turn();
     }
-    if (r.usage.total() >= spec.budget.max_tokens) {
-      r.end_reason = "budget:tokens";
-      break;
-    }
-    if (clock.Now() - t0 >= spec.budget.max_wall_s) {
-      r.end_reason = "budget:wall";
-      break;
-    }
+    return End();
+  }
 
-    const int turn = ++r.turns;
-    const double turn_start = clock.Now();
+ private:
+  double Write(const char* event, Json fields) {
+    return transcript_ ? transcript_->Write(spec_.name, event, std::move(fields)) : clock_.Now();
+  }
+
+  // Offers the tool set plus the finish tool, writes the start and the ticket, and opens the
+  // conversation.
+  void Start(const std::string& ticket) {
+    offered_ = tools_.Specs();
+    for (const ToolSpec& s : offered_) toolset_names_.insert(s.name);
+    offered_.push_back(submit_mode_ ? SubmitDiagnosisSpec() : ReportFindingsSpec());
+
+    Write("start", {{"ts", IsoUtcNow()},
+                    {"backend", backend_.Describe()},
+                    {"finish", finish_name_},
+                    {"tools",
+                     [&] {
+                       Json names = Json::array();
+                       for (const ToolSpec& s : offered_) names.push_back(s.name);
+                       return names;
+                     }()},
+                    {"budget",
+                     {{"max_turns", spec_.budget.max_turns},
+                      {"max_tokens", spec_.budget.max_tokens},
+                      {"max_wall_s", spec_.budget.max_wall_s}}}});
+    t_ticket_ = Write("ticket", {{"text", ticket}});
+
+    if (!spec_.system.empty()) conversation_.push_back({Message::Role::kSystem, spec_.system});
+    conversation_.push_back({Message::Role::kUser, ticket});
+
+    // Beyond ~30 years the budget is unlimited (and time_point arithmetic would overflow).
+    wall_deadline_ =
+        spec_.budget.max_wall_s < 1e9
+            ? std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(std::max(0.0, spec_.budget.max_wall_s)))
+            : std::chrono::steady_clock::time_point::max();
+  }
+
+  // Sets the end reason when a budget is spent, before a turn would spend more.
+  bool OverBudget() {
+    if (r_.turns >= spec_.budget.max_turns) {
+      r_.end_reason = "budget:turns";
+      return true;
+    }
+    if (r_.usage.total() >= spec_.budget.max_tokens) {
+      r_.end_reason = "budget:tokens";
+      return true;
+    }
+    if (clock_.Now() - t0_ >= spec_.budget.max_wall_s) {
+      r_.end_reason = "budget:wall";
+      return true;
+    }
+    return false;
+  }
+
+  // One model turn: the reply, then each tool call it makes in order, until one finishes the run.
+  // A reply without a tool call is nudged back to the tools.
+  void Turn() {
+    const int turn = ++r_.turns;
+    const double turn_start = clock_.Now();
     // Set every turn: a specialist sharing this back-end may have set its own.
-    backend.SetDeadline(wall_deadline);
-    Result<Reply> reply = backend.Complete(conversation, offered);
-    const double turn_s = clock.Now() - turn_start;
+    backend_.SetDeadline(wall_deadline_);
+    Result<Reply> reply = backend_.Complete(conversation_, offered_);
+    const double turn_s = clock_.Now() - turn_start;
     if (!reply.ok()) {
-      write("model_error", {{"turn", turn}, {"duration_s", turn_s},
-                            {"error", reply.status().ToString()}});
+      Write("model_error",
+            {{"turn", turn}, {"duration_s", turn_s}, {"error", reply.status().ToString()}});
       // A request cut short by the deadline is the wall budget running out, not a back-end fault.
-      r.end_reason = reply.status().code() == Status::Code::kDeadlineExceeded
-                         ? "budget:wall"
-                         : "backend: " + reply.status().ToString();
-      break;
+      r_.end_reason = reply.status().code() == Status::Code::kDeadlineExceeded
+                          ? "budget:wall"
+                          : "backend: " + reply.status().ToString();
+      return;
     }
-    r.usage.input_tokens += reply->usage.input_tokens;
-    r.usage.output_tokens += reply->usage.output_tokens;
-    write("model_turn", {{"turn", turn},
+    r_.usage.input_tokens += reply->usage.input_tokens;
+    r_.usage.output_tokens += reply->usage.output_tokens;
+    Write("model_turn", {{"turn", turn},
                          {"duration_s", turn_s},
                          {"input_tokens", reply->usage.input_tokens},
                          {"output_tokens", reply->usage.output_tokens},
@@ -281,97 +309,134 @@ RunResult RunAgent(Backend& backend, ToolSet& tools, const AgentSpec& spec,
 
     Message assistant{Message::Role::kAssistant, reply->text};
     assistant.tool_calls = reply->tool_calls;
-    conversation.push_back(assistant);
+    conversation_.push_back(assistant);
 
     if (reply->tool_calls.empty()) {
       const std::string nudge =
           "No tool was called. Continue the investigation with the tools, and end it by calling " +
-          finish_name + (submit_mode ? " with your diagnosis (root_cause \"unknown\" if the "
-                                       "evidence does not separate the candidates)."
-                                     : " with your findings.");
-      write("nudge", {{"turn", turn}, {"text", nudge}});
-      conversation.push_back({Message::Role::kUser, nudge});
-      continue;
+          finish_name_ +
+          (submit_mode_ ? " with your diagnosis (root_cause \"unknown\" if the "
+                          "evidence does not separate the candidates)."
+                        : " with your findings.");
+      Write("nudge", {{"turn", turn}, {"text", nudge}});
+      conversation_.push_back({Message::Role::kUser, nudge});
+      return;
     }
 
     for (const ToolCall& call : reply->tool_calls) {
-      ++r.tool_calls;
-      write("tool_call", {{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
+      ++r_.tool_calls;
+      Write("tool_call", {{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
       Message result{Message::Role::kTool};
       result.tool_call_id = call.id;
       result.tool_name = call.name;
 
-      if (call.name == finish_name) {
-        if (submit_mode) {
-          Result<Diagnosis> d = ParseDiagnosis(call.arguments);
-          if (d.ok()) {
-            const double t = write("submit", {{"id", call.id}, {"valid", true},
-                                              {"answer", DiagnosisToJson(*d)}});
-            r.diagnosis = *d;
-            r.finished = true;
-            r.time_to_hypothesis_s = t - t_ticket;
-            r.end_reason = "submitted";
-            break;
-          }
-          write("submit", {{"id", call.id}, {"valid", false}, {"error", d.status().message()}});
-          result.text = "Invalid diagnosis: " + d.status().message() + ". Call " + finish_name +
-                        " again with a valid answer.";
-        } else {
-          Result<Report> rep = ParseReport(call.arguments);
-          if (rep.ok()) {
-            write("report", {{"id", call.id}, {"valid", true},
-                             {"answer", {{"findings", rep->findings},
-                                         {"suspects", rep->suspects}}}});
-            r.report = rep->findings;
-            r.suspects = rep->suspects;
-            r.finished = true;
-            r.end_reason = "reported";
-            break;
-          }
-          write("report", {{"id", call.id}, {"valid", false}, {"error", rep.status().message()}});
-          result.text = "Invalid report: " + rep.status().message() + ". Call " + finish_name +
-                        " again with a valid report.";
-        }
-        result.is_error = true;
-        conversation.push_back(result);
+      if (call.name == finish_name_) {
+        if (TakeAnswer(call, result)) break;
         continue;
       }
-
-      const double call_start = clock.Now();
-      ToolResult out;
-      if (!toolset_names.count(call.name)) {
-        out = {"no tool named '" + call.name + "'; the tools offered are listed in the request",
-               true};
-      } else {
-        out = tools.Call(call.name, call.arguments);
-      }
-      const double call_s = clock.Now() - call_start;
-      write("tool_result", {{"id", call.id},
-                            {"name", call.name},
-                            {"bytes", out.text.size()},
-                            {"is_error", out.is_error},
-                            {"duration_s", call_s},
-                            {"text", out.text.substr(0, kTranscriptTextLimit)}});
-      result.text = std::move(out.text);
-      result.is_error = out.is_error;
-      conversation.push_back(std::move(result));
+      CallTool(call, std::move(result));
     }
   }
 
-  if (!r.finished) {
-    r.diagnosis = Diagnosis{};
-    r.report.clear();
-    r.suspects.clear();
+  // The finish tool called: true when its answer is valid and ends the run; otherwise the model
+  // is told what was wrong and may call it again.
+  bool TakeAnswer(const ToolCall& call, Message& result) {
+    if (submit_mode_) {
+      Result<Diagnosis> d = ParseDiagnosis(call.arguments);
+      if (d.ok()) {
+        const double t =
+            Write("submit", {{"id", call.id}, {"valid", true}, {"answer", DiagnosisToJson(*d)}});
+        r_.diagnosis = *d;
+        r_.finished = true;
+        r_.time_to_hypothesis_s = t - t_ticket_;
+        r_.end_reason = "submitted";
+        return true;
+      }
+      Write("submit", {{"id", call.id}, {"valid", false}, {"error", d.status().message()}});
+      result.text = "Invalid diagnosis: " + d.status().message() + ". Call " + finish_name_ +
+                    " again with a valid answer.";
+    } else {
+      Result<Report> rep = ParseReport(call.arguments);
+      if (rep.ok()) {
+        Write("report", {{"id", call.id},
+                         {"valid", true},
+                         {"answer", {{"findings", rep->findings}, {"suspects", rep->suspects}}}});
+        r_.report = rep->findings;
+        r_.suspects = rep->suspects;
+        r_.finished = true;
+        r_.end_reason = "reported";
+        return true;
+      }
+      Write("report", {{"id", call.id}, {"valid", false}, {"error", rep.status().message()}});
+      result.text = "Invalid report: " + rep.status().message() + ". Call " + finish_name_ +
+                    " again with a valid report.";
+    }
+    result.is_error = true;
+    conversation_.push_back(result);
+    return false;
   }
-  r.wall_s = clock.Now() - t0;
-  write("end", {{"reason", r.end_reason},
-                {"finished", r.finished},
-                {"turns", r.turns},
-                {"input_tokens", r.usage.input_tokens},
-                {"output_tokens", r.usage.output_tokens},
-                {"tool_calls", r.tool_calls},
-                {"wall_s", r.wall_s}});
-  return r;
+
+  // Any other tool: called when the tool set offers it, its result added to the conversation.
+  void CallTool(const ToolCall& call, Message result) {
+    const double call_start = clock_.Now();
+    ToolResult out;
+    if (!toolset_names_.count(call.name)) {
+      out = {"no tool named '" + call.name + "'; the tools offered are listed in the request",
+             true};
+    } else {
+      out = tools_.Call(call.name, call.arguments);
+    }
+    const double call_s = clock_.Now() - call_start;
+    Write("tool_result", {{"id", call.id},
+                          {"name", call.name},
+                          {"bytes", out.text.size()},
+                          {"is_error", out.is_error},
+                          {"duration_s", call_s},
+                          {"text", out.text.substr(0, kTranscriptTextLimit)}});
+    result.text = std::move(out.text);
+    result.is_error = out.is_error;
+    conversation_.push_back(std::move(result));
+  }
+
+  // An unfinished run answers nothing (unknown, confidence 0); the end is written either way.
+  RunResult End() {
+    if (!r_.finished) {
+      r_.diagnosis = Diagnosis{};
+      r_.report.clear();
+      r_.suspects.clear();
+    }
+    r_.wall_s = clock_.Now() - t0_;
+    Write("end", {{"reason", r_.end_reason},
+                  {"finished", r_.finished},
+                  {"turns", r_.turns},
+                  {"input_tokens", r_.usage.input_tokens},
+                  {"output_tokens", r_.usage.output_tokens},
+                  {"tool_calls", r_.tool_calls},
+                  {"wall_s", r_.wall_s}});
+    return r_;
+  }
+
+  Backend& backend_;
+  ToolSet& tools_;
+  const AgentSpec& spec_;
+  Transcript* transcript_;
+  Clock clock_;
+  const double t0_;
+  const bool submit_mode_;
+  const std::string finish_name_;
+  std::vector<ToolSpec> offered_;
+  std::set<std::string> toolset_names_;
+  double t_ticket_ = 0;
+  std::vector<Message> conversation_;
+  std::chrono::steady_clock::time_point wall_deadline_;
+  RunResult r_;
+};
+
+}  // namespace
+
+RunResult RunAgent(Backend& backend, ToolSet& tools, const AgentSpec& spec,
+                   const std::string& ticket, Transcript* transcript) {
+  return AgentRun(backend, tools, spec, transcript).Run(ticket);
 }
 
 }  // namespace slurm_rca::agents

@@ -340,6 +340,52 @@ Status Lab::CheckPortFree(int port, const std::string& who) const {
                        "choose other ports with --port-base");
 }
 
+namespace {
+
+// slurm.conf's NODES: n nodes with 2 CPUs each, the first `gpus` of them with two GPUs each, and
+// the partitions cpu (every node) and gpu.
+std::string NodesConf(const Lab& lab, int n, int gpus) {
+  std::string nodes = "NodeName=" + HostRange(1, gpus) +
+                      " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+                      PortRange(lab.SlurmdPort(1), lab.SlurmdPort(gpus)) +
+                      " CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN\n";
+  if (n > gpus) {
+    nodes += "NodeName=" + HostRange(gpus + 1, n) +
+             " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+             PortRange(lab.SlurmdPort(gpus + 1), lab.SlurmdPort(n)) +
+             " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
+  }
+  nodes += "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+  nodes += "PartitionName=gpu Nodes=" + HostRange(1, gpus) + " MaxTime=INFINITE State=UP";
+  return nodes;
+}
+
+Status WriteGresConf(const Lab& lab) {
+  std::error_code ec;
+  // slurmd counts a GPU only for a character device named in File=. The lab has no GPU: each
+  // "GPU" is a device node aliasing /dev/null (1,3), made under the node's own directory.
+  std::string gres = "# gres.conf of the slurm-rca lab. The GPU files are character devices\n"
+                     "# aliasing /dev/null (1,3): the lab has no GPU.\n";
+  for (const std::string& node : lab.GpuNodeNames()) {
+    std::string dev = lab.Path("nodes/" + node + "/dev");
+    fs::create_directories(dev, ec);
+    for (const char* f : {"/nvidia0", "/nvidia1"}) {
+      std::string path = dev + f;
+      if (!fs::exists(path) && ::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+        return Status::Error("cannot create the device node " + path + ": " +
+                             std::strerror(errno) + " (the lab needs root)");
+      }
+    }
+    gres += "NodeName=" + node + " Name=gpu File=" + dev + "/nvidia[0-1]\n";
+  }
+  if (!WriteFile(lab.Path("etc/gres.conf"), gres, fs::perms(0644))) {
+    return Status::Error("cannot write " + lab.Path("etc/gres.conf"));
+  }
+  return {};
+}
+
+}  // namespace
+
 Status Lab::WriteConfig() const {
   std::error_code ec;
   for (const char* d : {"etc", "run", "log", "state", "spool", "munge", "mysql/tmp", "nodes",
@@ -358,18 +404,7 @@ Status Lab::WriteConfig() const {
 
   int n = options_.nodes;
   int gpus = static_cast<int>(GpuNodeNames().size());
-  std::string nodes = "NodeName=" + HostRange(1, gpus) +
-                      " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
-                      PortRange(SlurmdPort(1), SlurmdPort(gpus)) +
-                      " CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN\n";
-  if (n > gpus) {
-    nodes += "NodeName=" + HostRange(gpus + 1, n) +
-             " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
-             PortRange(SlurmdPort(gpus + 1), SlurmdPort(n)) +
-             " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
-  }
-  nodes += "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
-  nodes += "PartitionName=gpu Nodes=" + HostRange(1, gpus) + " MaxTime=INFINITE State=UP";
+  std::string nodes = NodesConf(*this, n, gpus);
   std::map<std::string, std::string> vars = {{"DIR", options_.dir},
                                              {"CLUSTER", options_.cluster},
                                              {"CTLD_PORT", std::to_string(CtldPort())},
@@ -402,25 +437,7 @@ Status Lab::WriteConfig() const {
       return Status::Error("cannot write " + Path(o.path));
     }
   }
-  // slurmd counts a GPU only for a character device named in File=. The lab has no GPU: each
-  // "GPU" is a device node aliasing /dev/null (1,3), made under the node's own directory.
-  std::string gres = "# gres.conf of the slurm-rca lab. The GPU files are character devices\n"
-                     "# aliasing /dev/null (1,3): the lab has no GPU.\n";
-  for (const std::string& node : GpuNodeNames()) {
-    std::string dev = Path("nodes/" + node + "/dev");
-    fs::create_directories(dev, ec);
-    for (const char* f : {"/nvidia0", "/nvidia1"}) {
-      std::string path = dev + f;
-      if (!fs::exists(path) && ::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
-        return Status::Error("cannot create the device node " + path + ": " +
-                             std::strerror(errno) + " (the lab needs root)");
-      }
-    }
-    gres += "NodeName=" + node + " Name=gpu File=" + dev + "/nvidia[0-1]\n";
-  }
-  if (!WriteFile(Path("etc/gres.conf"), gres, fs::perms(0644))) {
-    return Status::Error("cannot write " + Path("etc/gres.conf"));
-  }
+  if (Status s = WriteGresConf(*this); !s.ok()) return s;
   std::string conf = "nodes " + std::to_string(n) + "\nport_base " +
                      std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
                      "\nprofile " + options_.profile + "\nseed " +

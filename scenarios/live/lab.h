@@ -147,6 +147,25 @@ class Lab {
 // socket may take one; empty when they do not.
 std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi);
 
+// The busy profile (profile.h) put on a lab and taken off it, in lab_profile.cc: declared here,
+// beside the lab they change, so that the profile's trace needs no lab.
+struct BusyTrace;
+
+// Makes the lab look like the trace: users (useradd when missing, recorded in the registry),
+// accounts and associations (sacctmgr), the running jobs and the history (waited for, up to
+// 120 s), the maintenance drain, then the pending and future jobs. Writes the trace to
+// DIR/busy.trace and the users this lab holds to DIR/run/busy.users. Not idempotent: for a lab
+// Up() just started.
+Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress);
+
+// Releases the users this lab holds (DIR/run/busy.users): each is removed (userdel) when no other
+// live lab holds it. For Lab::Down, once no job process is left.
+Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress);
+
+// The registry's record of a user the busy profile created: the lab directories that hold it.
+// Empty when it holds none or was never created by a lab. `registry` is LabOptions::user_registry.
+std::vector<std::string> UserHolders(const std::string& registry, const std::string& user);
+
 // Mount points at or below dir, deepest first (from /proc/self/mountinfo).
 std::vector<std::string> MountsUnder(const std::string& dir);
 

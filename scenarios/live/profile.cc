@@ -1,30 +1,18 @@
 #include "scenarios/live/profile.h"
 
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <limits>
-#include <map>
 #include <optional>
-#include <set>
 #include <sstream>
-#include <thread>
-
-#include "base/file.h"
 
 namespace slurm_rca::live {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // splitmix64 (Steele, Lea, Flood 2014): a tiny generator whose output is fixed by its definition,
 // so that a seed gives the same trace with every standard library.
@@ -93,143 +81,10 @@ const std::vector<std::string> kBeginNames = {"nightly_backup_check", "weekly_re
 const std::vector<std::string> kDependencyNames = {"postprocess", "collect_results",
                                                    "merge_outputs"};
 
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
-
 std::string Join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
-}
-
-bool SayNothingNew(const ToolResult& r) {
-  for (const std::string* s : {&r.out, &r.err}) {
-    if (s->find("Nothing new added") != std::string::npos ||
-        s->find("already exists") != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// --- the registry of users ---------------------------------------------------------------------
-//
-// REGISTRY/USER lists the lab directories holding USER, one a line; the file's existence means a
-// lab created the user. REGISTRY/.lock (flock) serialises every change, across processes.
-
-class RegistryLock {
- public:
-  explicit RegistryLock(const std::string& registry) {
-    std::error_code ec;
-    fs::create_directories(registry, ec);
-    fd_ = ::open((registry + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~RegistryLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the lock
-  }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
-
-bool UserExists(const std::string& user) { return ::getpwnam(user.c_str()) != nullptr; }
-
-bool WriteLines(const std::string& path, const std::vector<std::string>& lines) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    for (const std::string& l : lines) out << l << "\n";
-    if (!out) return false;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  return !ec;
-}
-
-// A holder is live while its lab directory has its lab.conf (a lab removed without Down is not).
-bool LiveHolder(const std::string& dir) { return fs::exists(dir + "/lab.conf"); }
-
-// Takes `user` for lab_dir: "held" (created now or by another lab, recorded), "borrowed" (it was
-// there before and is not ours: used as it is, never removed), or an error.
-Status AcquireUser(const Lab& lab, const std::string& user, std::string* how) {
-  const std::string& registry = lab.options().user_registry;
-  RegistryLock lock(registry);
-  if (!lock.ok()) return Status::Error("cannot lock the user registry " + registry);
-  const std::string record = registry + "/" + user;
-  const std::string self = lab.options().dir;
-  bool recorded_now = false;
-  if (fs::exists(record)) {
-    std::vector<std::string> holders = Lines(base::ReadFile(record).value_or(""));
-    if (std::find(holders.begin(), holders.end(), self) == holders.end()) holders.push_back(self);
-    if (!WriteLines(record, holders)) return Status::Error("cannot write " + record);
-    *how = "held";
-    if (UserExists(user)) return {};
-    // Recorded but gone (removed by hand): create it again below.
-  } else if (UserExists(user)) {
-    *how = "borrowed";
-    return {};
-  } else if (!WriteLines(record, {self})) {
-    return Status::Error("cannot write " + record);
-  } else {
-    recorded_now = true;
-  }
-  *how = "held";
-  std::string useradd = lab.Program("useradd");
-  if (useradd.empty()) return Status::Error("useradd is not installed (Debian package passwd)");
-  ToolResult r = RunTool({useradd, "--system", "--no-create-home", "--user-group", "--shell",
-                          "/usr/sbin/nologin", user},
-                         {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "LC_ALL=C"},
-                         std::chrono::seconds(30));
-  if (!r.ok() && !UserExists(user)) {
-    std::error_code ec;
-    if (recorded_now) fs::remove(record, ec);
-    *how = "";
-    return Status::Error("useradd " + user + ": " + r.Summary());
-  }
-  return {};
-}
-
-Status ReleaseUser(const Lab& lab, const std::string& user, std::ostream& progress) {
-  const std::string& registry = lab.options().user_registry;
-  RegistryLock lock(registry);
-  if (!lock.ok()) return Status::Error("cannot lock the user registry " + registry);
-  const std::string record = registry + "/" + user;
-  if (!fs::exists(record)) return {};
-  std::vector<std::string> remaining;
-  for (const std::string& h : Lines(base::ReadFile(record).value_or(""))) {
-    if (h != lab.options().dir && LiveHolder(h)) remaining.push_back(h);
-  }
-  if (!remaining.empty()) {
-    if (!WriteLines(record, remaining)) return Status::Error("cannot write " + record);
-    return {};
-  }
-  if (UserExists(user)) {
-    std::string userdel = lab.Program("userdel");
-    ToolResult r =
-        userdel.empty()
-            ? ToolResult{}
-            : RunTool({userdel, user}, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "LC_ALL=C"},
-                      std::chrono::seconds(30));
-    if (!r.ok() && UserExists(user)) {
-      // Kept in the registry with no holder: the next lab to release it tries again.
-      WriteLines(record, {});
-      return Status::Error("userdel " + user + ": " +
-                           (userdel.empty() ? "not installed" : r.Summary()));
-    }
-  }
-  std::error_code ec;
-  fs::remove(record, ec);
-  progress << "  removed user " << user << "\n";
-  return {};
 }
 
 // --- submitting --------------------------------------------------------------------------------
@@ -238,29 +93,6 @@ std::string JobCommand(const BusyJob& j) {
   std::string sleep = j.seconds > 0 ? "sleep " + std::to_string(j.seconds) : "true";
   if (j.exit_code != 0) return sleep + "; exit " + std::to_string(j.exit_code);
   return sleep;
-}
-
-std::string PrimaryGroup(const std::string& user) {
-  const passwd* pw = ::getpwnam(user.c_str());
-  if (pw == nullptr) return user;
-  const group* gr = ::getgrgid(pw->pw_gid);
-  return gr == nullptr ? std::to_string(pw->pw_gid) : std::string(gr->gr_name);
-}
-
-// The job ids (array jobs by their array id) slurmctld still has pending, running or completing.
-std::optional<std::set<std::string>> ActiveJobs(const Lab& lab) {
-  ToolResult r = lab.Client({"squeue", "-h", "-o", "%F %T"}, std::chrono::seconds(10));
-  if (!r.ok()) return std::nullopt;
-  std::set<std::string> ids;
-  std::istringstream in(r.out);
-  for (std::string id, state; in >> id >> state;) ids.insert(id);
-  return ids;
-}
-
-std::string StateOf(const Lab& lab, const std::string& id) {
-  ToolResult r = lab.Client({"squeue", "-h", "-j", id, "-o", "%T"}, std::chrono::seconds(10));
-  std::string s = r.out.substr(0, r.out.find('\n'));
-  return s;
 }
 
 }  // namespace
@@ -337,11 +169,14 @@ std::string BusyTrace::ToText() const {
   return o.str();
 }
 
-BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
-  Rng rng(seed);
-  BusyTrace t;
-  t.seed = seed;
+namespace {
 
+// What GenerateBusyTrace's steps use to draw a background job: its owner, account, name and nice
+// drawn, the rest left to the step.
+using DrawJob = std::function<BusyJob(BusyJobKind, const std::vector<std::string>&)>;
+
+// The extra accounts and the users, each with a default account (every extra account has a user).
+void AddAccountsAndUsers(Rng& rng, BusyTrace& t) {
   std::vector<std::string> extra = kExtraAccounts;
   rng.Shuffle(extra);
   extra.resize(static_cast<size_t>(rng.Between(2, 3)));
@@ -365,26 +200,12 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     }
     t.users.push_back(u);
   }
+}
 
-  t.maintenance_node = "node4";
-  t.maintenance_reason = "maint: " + rng.Pick(kMaintenance) + ", ticket OPS-" +
-                         std::to_string(rng.Between(1000, 9999));
-
-  const int nice_base = 11000 + rng.Between(0, 300);
-  const int horizon_min = options.horizon_s / 60 + 10;
-  auto job = [&](BusyJobKind kind, const std::vector<std::string>& pool) {
-    BusyJob j;
-    j.kind = kind;
-    const BusyUser& u = rng.Pick(t.users);
-    j.user = u.name;
-    j.account = rng.Chance(75) ? u.default_account : rng.Pick(u.accounts);
-    j.name = rng.Pick(pool);
-    j.nice = nice_base + rng.Between(0, 200);
-    return j;
-  };
-
-  // Running for the horizon: a GPU job on node1, and on node3 a CPU job that times out and its
-  // restart. Submitted first, so that they take their pinned nodes before the history runs.
+// Running for the horizon: a GPU job on node1, and on node3 a CPU job that times out and its
+// restart. Submitted first, so that they take their pinned nodes before the history runs.
+// Returns the GPU job's index, which a pending job depends on.
+int AddRunningJobs(const DrawJob& job, const TraceOptions& options, int horizon_min, BusyTrace& t) {
   BusyJob gpu = job(BusyJobKind::kGpu, kGpuNames);
   gpu.partition = "gpu";
   gpu.nodelist = "node1";
@@ -415,8 +236,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
   restart.dependency_type = "afternotok";
   restart.shows = "PENDING Dependency, then RUNNING";
   t.jobs.push_back(restart);
+  return gpu_index;
+}
 
-  // History: finishes before hand-over, in a shuffled order.
+// History: finishes before hand-over, in a shuffled order.
+void AddHistory(Rng& rng, const DrawJob& job, BusyTrace& t) {
   std::vector<BusyJob> history;
   for (int i = rng.Between(3, 5); i > 0; --i) {
     BusyJob j = job(BusyJobKind::kShortCpu, kShortNames);
@@ -464,8 +288,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     history[i].settle = true;
     t.jobs.push_back(history[i]);
   }
+}
 
-  // Pending at hand-over, for ordinary reasons.
+// Pending at hand-over, for ordinary reasons.
+void AddPendingJobs(Rng& rng, const DrawJob& job, const TraceOptions& options, int nice_base,
+                    int gpu_index, BusyTrace& t) {
   BusyJob big = job(BusyJobKind::kGpu, kBigGpuNames);
   big.partition = "gpu";
   big.nodes = 2;
@@ -507,8 +334,10 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     j.shows = "PENDING BeginTime";
     t.jobs.push_back(j);
   }
+}
 
-  // The stream: released by Slurm over the first stream_s seconds.
+// The stream: released by Slurm over the first stream_s seconds.
+void AddStream(Rng& rng, const DrawJob& job, const TraceOptions& options, BusyTrace& t) {
   for (int at = rng.Between(45, 150); at <= options.stream_s; at += rng.Between(45, 150)) {
     const int roll = rng.Between(1, 100);
     BusyJob j;
@@ -531,6 +360,39 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
     j.time_limit_min = rng.Between(5, 10);
     t.jobs.push_back(j);
   }
+}
+
+}  // namespace
+
+// The steps draw from one generator, in this order: moving a step or adding a draw changes the
+// trace of every seed.
+BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
+  Rng rng(seed);
+  BusyTrace t;
+  t.seed = seed;
+  AddAccountsAndUsers(rng, t);
+
+  t.maintenance_node = "node4";
+  t.maintenance_reason = "maint: " + rng.Pick(kMaintenance) + ", ticket OPS-" +
+                         std::to_string(rng.Between(1000, 9999));
+
+  const int nice_base = 11000 + rng.Between(0, 300);
+  const int horizon_min = options.horizon_s / 60 + 10;
+  auto job = [&](BusyJobKind kind, const std::vector<std::string>& pool) {
+    BusyJob j;
+    j.kind = kind;
+    const BusyUser& u = rng.Pick(t.users);
+    j.user = u.name;
+    j.account = rng.Chance(75) ? u.default_account : rng.Pick(u.accounts);
+    j.name = rng.Pick(pool);
+    j.nice = nice_base + rng.Between(0, 200);
+    return j;
+  };
+
+  const int gpu_index = AddRunningJobs(job, options, horizon_min, t);
+  AddHistory(rng, job, t);
+  AddPendingJobs(rng, job, options, nice_base, gpu_index, t);
+  AddStream(rng, job, options, t);
   return t;
 }
 
@@ -556,197 +418,6 @@ std::vector<std::string> SbatchArgv(const BusyJob& j, const std::string& group,
   if (j.depends_on >= 0) argv.push_back("--dependency=" + j.dependency_type + ":" + dependency_id);
   argv.insert(argv.end(), {"--wrap", JobCommand(j)});
   return argv;
-}
-
-Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress) {
-  auto start = Clock::now();
-  std::vector<std::string> nodes = lab.NodeNames();
-  if (nodes.size() < 4) return Status::Error("the busy profile needs at least 4 nodes");
-  if (trace.maintenance_node == "node1" ||
-      std::find(nodes.begin(), nodes.end(), trace.maintenance_node) == nodes.end()) {
-    return Status::Error("the maintenance node " + trace.maintenance_node + " cannot be drained");
-  }
-  std::error_code ec;
-  const std::string workdir = lab.Path("work/users");
-  fs::create_directories(workdir, ec);
-  fs::permissions(workdir, fs::perms(01777), ec);
-  if (ec) return Status::Error("cannot make " + workdir + " writable by everyone: " + ec.message());
-  // The users' jobs start in workdir and their clients read etc/slurm.conf and the munge socket
-  // in run/: the directories above them must be searchable by others (a lab made by mkdtemp is
-  // 0700). Search only, not read.
-  for (const char* d : {"", "work", "etc", "run"}) {
-    fs::permissions(lab.Path(d), fs::perms::others_exec | fs::perms::group_exec,
-                    fs::perm_options::add, ec);
-    if (ec) return Status::Error("cannot make " + lab.Path(d) + " searchable: " + ec.message());
-  }
-  {
-    std::ofstream out(lab.Path("busy.trace"), std::ios::trunc);
-    out << trace.ToText();
-  }
-
-  // The users run the lab's clients: a Slurm release built into a cache under a private home
-  // (/root is 0700 on Debian) is not theirs to execute. Said here, by path, rather than as a
-  // failed squeue below.
-  if (std::string squeue = lab.Program("squeue"); !squeue.empty()) {
-    if (std::optional<std::string> closed = ClosedToOthers(squeue)) {
-      return Status::Error("the busy profile runs jobs as other users, who cannot reach " +
-                           squeue + ": " + *closed +
-                           "; or build the release into a cache they can reach "
-                           "(scripts/build-slurm.sh --cache DIR)");
-    }
-  }
-  // Unix users, each recorded in DIR/run/busy.users before it is taken, so that Down releases
-  // what an interrupted Up took.
-  for (const BusyUser& u : trace.users) {
-    std::string how;
-    Status s = AcquireUser(lab, u.name, &how);
-    if (!how.empty())
-      std::ofstream(lab.Path("run/busy.users"), std::ios::app) << how << " " << u.name << "\n";
-    if (!s.ok()) return s;
-  }
-  // What the users' jobs and clients need, checked as one of them: a writable working directory
-  // and a controller they can reach (slurm.conf and the munge socket readable by them).
-  if (std::string runuser = lab.Program("runuser"); !runuser.empty() && !trace.users.empty()) {
-    const std::string& user = trace.users.front().name;
-    std::vector<std::string> env = lab.ClientEnv();
-    ToolResult w = RunTool({runuser, "-u", user, "--", "/usr/bin/test", "-w", workdir}, env,
-                           std::chrono::seconds(10));
-    if (!w.ok())
-      return Status::Error(user + " cannot write " + workdir + ": their jobs would fail");
-    ToolResult q = RunTool({runuser, "-u", user, "--", "/usr/bin/env", env.back(),
-                            lab.Program("squeue"), "-h", "-o", "%i"},
-                           env, std::chrono::seconds(15));
-    if (!q.ok()) {
-      return Status::Error(user + " cannot reach the controller (slurm.conf or the munge socket " +
-                           "not usable by other users?): " + q.Summary());
-    }
-  }
-  // Accounts and associations.
-  for (const std::string& a : trace.accounts) {
-    ToolResult r =
-        lab.Client({"sacctmgr", "-i", "add", "account", a, "Description=" + a, "Organization=lab"},
-                   std::chrono::seconds(30));
-    if (!r.ok() && !SayNothingNew(r))
-      return Status::Error("sacctmgr add account " + a + ": " + r.Summary());
-  }
-  for (const BusyUser& u : trace.users) {
-    ToolResult r =
-        lab.Client({"sacctmgr", "-i", "add", "user", u.name, "Account=" + Join(u.accounts, ","),
-                    "DefaultAccount=" + u.default_account},
-                   std::chrono::seconds(30));
-    if (!r.ok() && !SayNothingNew(r))
-      return Status::Error("sacctmgr add user " + u.name + ": " + r.Summary());
-  }
-
-  std::map<std::string, std::string> groups;
-  for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
-  std::vector<std::string> ids(trace.jobs.size());
-  auto submit = [&](size_t i) -> Status {
-    const BusyJob& j = trace.jobs[i];
-    std::string dep = j.depends_on >= 0 ? ids[static_cast<size_t>(j.depends_on)] : "";
-    if (j.depends_on >= 0 && dep.empty()) {
-      return Status::Error("job " + std::to_string(i) + " depends on one not submitted before it");
-    }
-    ToolResult r =
-        lab.Client(SbatchArgv(j, groups[j.user], workdir, dep), std::chrono::seconds(20));
-    if (!r.ok()) return Status::Error("sbatch " + j.name + " as " + j.user + ": " + r.Summary());
-    std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
-    ids[i] = id;
-    return {};
-  };
-  std::vector<size_t> order(trace.jobs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return trace.jobs[a].submit_offset_s < trace.jobs[b].submit_offset_s;
-  });
-
-  // The history: submitted, the cancelled ones cancelled by their users once they run, and
-  // waited for until every settling job has ended.
-  int history = 0;
-  for (size_t i : order) {
-    if (trace.jobs[i].submit_offset_s >= 0) break;
-    if (Status s = submit(i); !s.ok()) return s;
-    ++history;
-  }
-  const auto deadline = Clock::now() + std::chrono::seconds(120);
-  std::string scancel = lab.Program("scancel"), runuser = lab.Program("runuser");
-  std::vector<bool> cancelled(trace.jobs.size(), false);
-  std::string last;
-  while (true) {
-    bool pending = false;
-    auto active = ActiveJobs(lab);
-    for (size_t i = 0; i < trace.jobs.size(); ++i) {
-      const BusyJob& j = trace.jobs[i];
-      if (!j.settle || ids[i].empty()) continue;
-      if (j.cancel && !cancelled[i] && StateOf(lab, ids[i]) == "RUNNING") {
-        // As the user: accounting says "CANCELLED by <uid>", and the user's client can reach the
-        // controller (the munge socket and slurm.conf are readable by others).
-        std::vector<std::string> env = lab.ClientEnv();
-        ToolResult r = runuser.empty() ? ToolResult{}
-                                       : RunTool({runuser, "-u", j.user, "--", "/usr/bin/env",
-                                                  env.back(), scancel, ids[i]},
-                                                 env, std::chrono::seconds(15));
-        if (!r.ok()) {
-          progress << "  warning: scancel as " << j.user << " failed (" << r.Summary()
-                   << "); cancelled as root\n";
-          lab.Client({"scancel", ids[i]});
-        }
-        cancelled[i] = true;
-      }
-      if (!active || active->count(ids[i])) {
-        pending = true;
-        last = j.name + " (" + ids[i] + ")";
-      }
-    }
-    if (!pending) break;
-    if (Clock::now() >= deadline) {
-      return Status::Error("the busy profile's history did not finish within 120 s: " + last +
-                           " is still queued");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  // The maintenance drain: the history may have used the node, nothing that outlives the
-  // hand-over does (the running jobs are pinned elsewhere, the rest is submitted after this).
-  ToolResult drain = lab.Client({"scontrol", "update", "nodename=" + trace.maintenance_node,
-                                 "state=drain", "reason=" + trace.maintenance_reason});
-  if (!drain.ok()) {
-    return Status::Error("cannot drain " + trace.maintenance_node + ": " + drain.Summary());
-  }
-  int later = 0;
-  for (size_t i : order) {
-    if (trace.jobs[i].submit_offset_s < 0) continue;
-    if (Status s = submit(i); !s.ok()) return s;
-    ++later;
-  }
-  std::chrono::duration<double> took = Clock::now() - start;
-  std::ostringstream secs;
-  secs.setf(std::ios::fixed);
-  secs.precision(2);
-  secs << took.count();
-  progress << "  busy profile (seed " << trace.seed << "): " << trace.users.size() << " users, "
-           << trace.accounts.size() << " more accounts, " << history
-           << " jobs before hand-over (running or history), " << later << " pending or scheduled; "
-           << trace.maintenance_node << " drained for maintenance +" << secs.str() << " s\n";
-  return {};
-}
-
-Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress) {
-  std::string errors;
-  for (const std::string& line : Lines(base::ReadFile(lab.Path("run/busy.users")).value_or(""))) {
-    std::istringstream f(line);
-    std::string how, user;
-    f >> how >> user;
-    if (how != "held" || user.empty()) continue;
-    if (Status s = ReleaseUser(lab, user, progress); !s.ok()) {
-      errors += (errors.empty() ? "" : "; ") + s.message();
-    }
-  }
-  if (!errors.empty()) return Status::Error(errors);
-  return {};
-}
-
-std::vector<std::string> UserHolders(const std::string& registry, const std::string& user) {
-  return Lines(base::ReadFile(registry + "/" + user).value_or(""));
 }
 
 }  // namespace slurm_rca::live

@@ -7,7 +7,7 @@
 //
 //   BusyTrace trace = GenerateBusyTrace(/*seed=*/1, TraceOptions{});
 //   std::cout << trace.ToText();                          // the whole trace, one line per item
-//   Status s = ApplyBusyProfile(lab, trace, std::cout);   // Lab::Up does this for profile "busy"
+//   Status s = ApplyBusyProfile(lab, trace, std::cout);   // lab.h; Lab::Up does this for "busy"
 //   ...
 //   lab.Down(std::cout);   // cancels every job, releases the users this lab holds (refcounted)
 //
@@ -62,8 +62,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "scenarios/live/lab.h"
 
 namespace slurm_rca::live {
 
@@ -145,21 +143,6 @@ std::vector<std::string> SbatchArgv(const BusyJob& job, const std::string& group
 // The busy profile's users run the lab's Slurm clients: a release built under a private home
 // is out of their reach.
 std::optional<std::string> ClosedToOthers(const std::string& file);
-
-// Makes the lab look like the trace: users (useradd when missing, recorded in the registry),
-// accounts and associations (sacctmgr), the running jobs and the history (waited for, up to
-// 120 s), the maintenance drain, then the pending and future jobs. Writes the trace to
-// DIR/busy.trace and the users this lab holds to DIR/run/busy.users. Not idempotent: for a lab
-// Up() just started.
-Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress);
-
-// Releases the users this lab holds (DIR/run/busy.users): each is removed (userdel) when no other
-// live lab holds it. For Lab::Down, once no job process is left.
-Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress);
-
-// The registry's record of a user the busy profile created: the lab directories that hold it.
-// Empty when it holds none or was never created by a lab. `registry` is LabOptions::user_registry.
-std::vector<std::string> UserHolders(const std::string& registry, const std::string& user);
 
 }  // namespace slurm_rca::live
 

@@ -334,6 +334,64 @@ TrialResult Evaluate(const sc::Scenario& s, const std::string& bundle) {
   return r;
 }
 
+// What happens in a trial, at seconds after the start of its schedule: an injection or a heal
+// (order 0, 1), a submission (2) or a snapshot (3), in that order at the same second.
+struct Event {
+  double at;
+  int order;
+  std::string what;
+  std::function<Status()> run;
+};
+
+// A trial's manifest: the lab it ran in and its snapshots (revision 1, without trials).
+Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
+                   const std::string& version, const std::string& recorded_at,
+                   const std::string& host, const Json& snapshots) {
+  Json manifest = {{"format", mcp::kEvidenceBundleFormat},
+                   {"slurm_version", version},
+                   {"scenario", s.id},
+                   {"profile", o.profile},
+                   {"recorded_at", recorded_at},
+                   {"generator", "rca-bench record (scenarios/live/runner.cc)"},
+                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
+                               (o.profile == "busy"
+                                    ? "background profile busy, seed " + std::to_string(o.seed) +
+                                          " (scenarios/live/profile.h); "
+                                    : std::string("background profile clean; ")) +
+                               "slurm-mcp taken to run on " + host +
+                               " (its nvidia-smi and slurmd log). Offsets are seconds after "
+                               "the fault; -1 is the baseline before it. Lab paths are "
+                               "replaced by /LAB."},
+                   {"snapshots", snapshots}};
+  if (o.profile == "busy") manifest["seed"] = o.seed;
+  return manifest;
+}
+
+// Plays the events in order, each at its second after t0 (set here; later when one before it ran
+// long); an injection or a heal that fails stops them and is returned.
+Status PlayEvents(std::vector<Event>& events, Clock::time_point& t0,
+                  const std::function<double()>& elapsed, std::ostream& progress) {
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.order < b.order;
+  });
+  Status failed;
+  t0 = Clock::now();
+  for (Event& e : events) {
+    double wait = e.at - elapsed();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    double late = elapsed() - e.at;
+    Status st = e.run();
+    progress << "  +" << Fixed(elapsed()) << " s " << e.what
+             << (late > 1 ? " (" + Fixed(late) + " s late)" : "")
+             << (st.ok() ? "" : ": " + st.message()) << "\n";
+    if (!st.ok() && e.order <= 1) {
+      failed = st;
+      break;
+    }
+  }
+  return failed;
+}
+
 // One trial in a fresh lab; writes the bundle (revision 1, without trials) to `bundle`.
 Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_base,
                    const ScenarioRecordOptions& o, const fs::path& bundle,
@@ -359,12 +417,6 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
   snapshots.push_back(TakeSnapshot(lab, host, timeout_s, bundle, -1, "baseline, before the fault"));
   progress << "  baseline snapshot taken\n";
 
-  struct Event {
-    double at;
-    int order;
-    std::string what;
-    std::function<Status()> run;
-  };
   std::vector<Event> events;
   Clock::time_point t0;
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
@@ -401,45 +453,12 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                         return Status();
                       }});
   }
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.at != b.at ? a.at < b.at : a.order < b.order;
-  });
-  Status failed;
-  t0 = Clock::now();
-  for (Event& e : events) {
-    double wait = e.at - elapsed();
-    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    double late = elapsed() - e.at;
-    Status st = e.run();
-    progress << "  +" << Fixed(elapsed()) << " s " << e.what
-             << (late > 1 ? " (" + Fixed(late) + " s late)" : "")
-             << (st.ok() ? "" : ": " + st.message()) << "\n";
-    if (!st.ok() && e.order <= 1) {
-      failed = st;
-      break;
-    }
-  }
+  Status failed = PlayEvents(events, t0, elapsed, progress);
   Status healed = HealScenario(lab, s, progress);
   if (!failed.ok()) return failed;
   if (!healed.ok()) return healed;
 
-  Json manifest = {{"format", mcp::kEvidenceBundleFormat},
-                   {"slurm_version", version},
-                   {"scenario", s.id},
-                   {"profile", o.profile},
-                   {"recorded_at", recorded_at},
-                   {"generator", "rca-bench record (scenarios/live/runner.cc)"},
-                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
-                               (o.profile == "busy"
-                                    ? "background profile busy, seed " + std::to_string(o.seed) +
-                                          " (scenarios/live/profile.h); "
-                                    : std::string("background profile clean; ")) +
-                               "slurm-mcp taken to run on " + host +
-                               " (its nvidia-smi and slurmd log). Offsets are seconds after "
-                               "the fault; -1 is the baseline before it. Lab paths are "
-                               "replaced by /LAB."},
-                   {"snapshots", snapshots}};
-  if (o.profile == "busy") manifest["seed"] = o.seed;
+  Json manifest = TrialManifest(s, o, version, recorded_at, host, snapshots);
   if (!WriteText(bundle / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (bundle / "manifest.json").string());
   }
@@ -532,34 +551,44 @@ std::vector<int> SnapshotSchedule(const sc::Scenario& s) {
   return {at.begin(), at.end()};
 }
 
-Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
-                      std::ostream& progress) {
-  if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
-  if (o.trials < 1) return Status::Error("--trials must be at least 1");
-  fs::path work = o.work_dir.empty() ? fs::path("/tmp") : fs::path(o.work_dir);
-  // Short: the labs' Unix socket paths must stay under 108 bytes.
-  fs::path base = work / ("rca-rec-" + s.TaskId());
+namespace {
+
+// RecordScenario's steps. Trial k (from 0) records in BASE/trial-<k+1>: its lab, its bundle and
+// its log.
+fs::path TrialDir(const fs::path& base, int k) {
+  return base / ("trial-" + std::to_string(k + 1));
+}
+
+// Checks that every trial to reuse is there, or clears BASE for new ones.
+Status PrepareTrials(const ScenarioRecordOptions& o, const fs::path& base,
+                     std::ostream& progress) {
   std::error_code ec;
-  auto trial_dir = [&](int k) { return base / ("trial-" + std::to_string(k + 1)); };
   if (o.reuse_trials) {
     for (int k = 0; k < o.trials; ++k) {
-      if (!fs::exists(trial_dir(k) / "bundle" / "manifest.json")) {
-        return Status::Error("no recorded trial " + trial_dir(k).string() + " to reuse");
+      if (!fs::exists(TrialDir(base, k) / "bundle" / "manifest.json")) {
+        return Status::Error("no recorded trial " + TrialDir(base, k).string() + " to reuse");
       }
     }
   } else {
     // A run that was killed leaves its trials' labs up: take them down before removing them.
     for (int k = 0; k < 10; ++k) {
-      Lab old(LabOptions{.dir = (trial_dir(k) / "lab").string()});
+      Lab old(LabOptions{.dir = (TrialDir(base, k) / "lab").string()});
       if (old.exists()) old.Down(progress);
     }
     fs::remove_all(base, ec);
     fs::create_directories(base, ec);
     if (ec) return Status::Error("cannot create " + base.string() + ": " + ec.message());
   }
+  return {};
+}
+
+// Runs the trials, o.jobs at a time, and sets each one's exit status (0: recorded); reused
+// trials count as recorded. An interruption stops the running trials and takes their labs down.
+Status RunTrials(const sc::Scenario& s, const ScenarioRecordOptions& o, const fs::path& base,
+                 std::vector<int>& exit_status, std::ostream& progress) {
+  std::error_code ec;
   // Each trial runs in a child process with its own lab, so that trials can overlap.
   std::map<pid_t, int> running;
-  std::vector<int> exit_status(o.trials, -1);
   int started = 0;
   auto reap_one = [&] {
     auto [pid, code] = WaitAnyChild();
@@ -579,24 +608,24 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   while (started < o.trials || !running.empty()) {
     if (int sig = Interrupted()) {
       std::map<pid_t, std::string> labs;
-      for (const auto& [pid, k] : running) labs[pid] = (trial_dir(k) / "lab").string();
+      for (const auto& [pid, k] : running) labs[pid] = (TrialDir(base, k) / "lab").string();
       StopChildren(labs, progress);
       return Status::Error("interrupted (signal " + std::to_string(sig) + "): " +
                            std::to_string(labs.size()) + " trial(s) stopped, their labs down");
     }
     if (started < o.trials && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
       int k = started++;
-      fs::create_directories(trial_dir(k) / "bundle", ec);
-      progress << "  trial " << k + 1 << " of " << s.id << ": lab " << (trial_dir(k) / "lab").string()
-               << ", port base " << o.port_base + 1000 * k << ", log "
-               << (trial_dir(k) / "trial.log").string() << "\n";
+      fs::create_directories(TrialDir(base, k) / "bundle", ec);
+      progress << "  trial " << k + 1 << " of " << s.id << ": lab "
+               << (TrialDir(base, k) / "lab").string() << ", port base " << o.port_base + 1000 * k
+               << ", log " << (TrialDir(base, k) / "trial.log").string() << "\n";
       progress.flush();
       pid_t pid = ::fork();
       if (pid == 0) {
         InterruptWatch::InChild();
-        std::ofstream log(trial_dir(k) / "trial.log");
-        Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k, o,
-                                trial_dir(k) / "bundle", log);
+        std::ofstream log(TrialDir(base, k) / "trial.log");
+        Status st = RecordTrial(s, (TrialDir(base, k) / "lab").string(), o.port_base + 1000 * k,
+                                o, TrialDir(base, k) / "bundle", log);
         if (!st.ok()) log << "FAILED: " << st.message() << "\n";
         log.flush();
         ::_exit(st.ok() ? 0 : 1);
@@ -607,23 +636,30 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
     }
     reap_one();
   }
-  // A trial that failed (a daemon that did not come up in time on this busy machine) is run
-  // once more, alone.
+  return {};
+}
+
+// A trial that failed (a daemon that did not come up in time on this busy machine) is run once
+// more, alone; one that fails again fails the recording with the end of its log.
+Status RetryFailedTrials(const sc::Scenario& s, const ScenarioRecordOptions& o,
+                         const fs::path& base, std::vector<int>& exit_status,
+                         std::ostream& progress) {
+  std::error_code ec;
   for (int k = 0; k < o.trials; ++k) {
     if (exit_status[k] == 0 || o.reuse_trials || Interrupted()) continue;
     progress << "  trial " << k + 1 << " of " << s.id << " failed; running it once more\n";
     progress.flush();
-    fs::remove_all(trial_dir(k) / "bundle", ec);
-    fs::create_directories(trial_dir(k) / "bundle", ec);
-    std::ofstream log(trial_dir(k) / "trial.log", std::ios::app);
-    Status st = RecordTrial(s, (trial_dir(k) / "lab").string(), o.port_base + 1000 * k, o,
-                            trial_dir(k) / "bundle", log);
+    fs::remove_all(TrialDir(base, k) / "bundle", ec);
+    fs::create_directories(TrialDir(base, k) / "bundle", ec);
+    std::ofstream log(TrialDir(base, k) / "trial.log", std::ios::app);
+    Status st = RecordTrial(s, (TrialDir(base, k) / "lab").string(), o.port_base + 1000 * k, o,
+                            TrialDir(base, k) / "bundle", log);
     if (!st.ok()) log << "FAILED: " << st.message() << "\n";
     exit_status[k] = st.ok() ? 0 : 1;
   }
   for (int k = 0; k < o.trials; ++k) {
     if (exit_status[k] != 0) {
-      std::ifstream in(trial_dir(k) / "trial.log");
+      std::ifstream in(TrialDir(base, k) / "trial.log");
       std::stringstream text;
       text << in.rdbuf();
       std::string t = text.str();
@@ -631,15 +667,13 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
       return Status::Error("trial " + std::to_string(k + 1) + " of " + s.id + " failed:\n" + t);
     }
   }
+  return {};
+}
 
-  // Timing over the trials; the bundle keeps the first trial's reads.
-  std::vector<TrialResult> results;
-  for (int k = 0; k < o.trials; ++k) {
-    results.push_back(Evaluate(s, (trial_dir(k) / "bundle").string()));
-    if (!results.back().status.ok()) return results.back().status;
-  }
+// Each trial's first-seen offsets and baseline holds, per hop.
+Json TrialRuns(const sc::Scenario& s, const std::vector<TrialResult>& results) {
   Json runs = Json::array();
-  for (int k = 0; k < o.trials; ++k) {
+  for (size_t k = 0; k < results.size(); ++k) {
     Json seen = Json::array(), before = Json::array();
     for (size_t h = 0; h < s.causal_chain.size(); ++h) {
       seen.push_back(results[k].first_seen[h] ? Json(*results[k].first_seen[h]) : Json(nullptr));
@@ -650,6 +684,11 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
                     {"first_seen_s", seen},
                     {"held_before_fault", before}});
   }
+  return runs;
+}
+
+// Per hop: in how many trials it was seen, and the min, median and max first-seen offsets.
+Json HopSpread(const sc::Scenario& s, const std::vector<TrialResult>& results) {
   Json spread = Json::array();
   for (size_t h = 0; h < s.causal_chain.size(); ++h) {
     std::vector<double> v;
@@ -668,20 +707,17 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
     one["max_s"] = v.empty() ? Json(nullptr) : Json(v.back());
     spread.push_back(one);
   }
-  Json trials = {{"count", o.trials},
-                 {"kept", 1},
-                 {"note", "first_seen_s: the first snapshot offset (seconds after the fault) at "
-                          "which all of a hop's signals held; null: never within the window. "
-                          "The offsets are those of the snapshot schedule, so a spread is "
-                          "quantised to it."},
-                 {"schedule_s", SnapshotSchedule(s)},
-                 {"hops", spread},
-                 {"runs", runs}};
+  return spread;
+}
 
+// Puts trial 1's bundle, its manifest given the trials' timing, at final_out; a bundle there
+// before is replaced only once the new one is in place.
+Status KeepFirstTrial(const fs::path& base, const Json& trials, const fs::path& final_out) {
+  std::error_code ec;
   // The kept bundle is a copy: the trials stay in work_dir for --reuse.
   fs::path kept = base / "kept";
   fs::remove_all(kept, ec);
-  fs::copy(trial_dir(0) / "bundle", kept, fs::copy_options::recursive, ec);
+  fs::copy(TrialDir(base, 0) / "bundle", kept, fs::copy_options::recursive, ec);
   if (ec) return Status::Error("cannot copy trial 1's bundle: " + ec.message());
   std::ifstream in(kept / "manifest.json");
   Json manifest = Json::parse(in, nullptr, false);
@@ -691,7 +727,6 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
   if (!WriteText(kept / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write the manifest");
   }
-  fs::path final_out = BundleOut(s, o);
   fs::path old = final_out.string() + ".old";
   fs::remove_all(old, ec);
   if (fs::exists(final_out)) fs::rename(final_out, old, ec);
@@ -704,6 +739,43 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
     if (ec) return Status::Error("cannot move the bundle to " + final_out.string() + ": " + ec.message());
   }
   fs::remove_all(old, ec);
+  return {};
+}
+
+}  // namespace
+
+Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
+                      std::ostream& progress) {
+  if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
+  if (o.trials < 1) return Status::Error("--trials must be at least 1");
+  fs::path work = o.work_dir.empty() ? fs::path("/tmp") : fs::path(o.work_dir);
+  // Short: the labs' Unix socket paths must stay under 108 bytes.
+  fs::path base = work / ("rca-rec-" + s.TaskId());
+  if (Status st = PrepareTrials(o, base, progress); !st.ok()) return st;
+  std::vector<int> exit_status(o.trials, -1);
+  if (Status st = RunTrials(s, o, base, exit_status, progress); !st.ok()) return st;
+  if (Status st = RetryFailedTrials(s, o, base, exit_status, progress); !st.ok()) return st;
+
+  // Timing over the trials; the bundle keeps the first trial's reads.
+  std::vector<TrialResult> results;
+  for (int k = 0; k < o.trials; ++k) {
+    results.push_back(Evaluate(s, (TrialDir(base, k) / "bundle").string()));
+    if (!results.back().status.ok()) return results.back().status;
+  }
+  Json runs = TrialRuns(s, results);
+  Json spread = HopSpread(s, results);
+  Json trials = {{"count", o.trials},
+                 {"kept", 1},
+                 {"note", "first_seen_s: the first snapshot offset (seconds after the fault) at "
+                          "which all of a hop's signals held; null: never within the window. "
+                          "The offsets are those of the snapshot schedule, so a spread is "
+                          "quantised to it."},
+                 {"schedule_s", SnapshotSchedule(s)},
+                 {"hops", spread},
+                 {"runs", runs}};
+
+  fs::path final_out = BundleOut(s, o);
+  if (Status st = KeepFirstTrial(base, trials, final_out); !st.ok()) return st;
   for (size_t h = 0; h < s.causal_chain.size(); ++h) {
     progress << "  hop " << h + 1 << " " << s.causal_chain[h].node << ": first seen at "
              << spread[h]["min_s"].dump() << ".." << spread[h]["max_s"].dump() << " s in "
