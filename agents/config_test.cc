@@ -56,15 +56,16 @@ TEST(Configs, ShippedOnesLoadAndAddWhatTheAblationSays) {
 // message text (configuration errors have no rule ids), exactly.
 TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
   auto ids = SuiteIds();
-  testing::CorpusReport report = testing::RunCorpus(
-      {.dir = kSource + "/agents/testdata/broken_configs", .extension = ".yaml"},
-      [&ids](const testing::CorpusCase& c) {
-        auto r = LoadConfig(c.path, ids);
-        EXPECT_FALSE(r.config) << c.path;
-        std::vector<base::Diagnostic> out;
-        for (const std::string& e : r.errors) out.push_back({.file = c.path, .message = e});
-        return out;
-      });
+  base::CorpusReport report =
+      base::RunCorpus({.path = kSource + "/agents/testdata/broken_configs", .extension = ".yaml"},
+                      [&ids](const base::CorpusCase& c) {
+                        auto r = LoadConfig(c.path, ids);
+                        EXPECT_FALSE(r.config) << c.path;
+                        std::vector<base::Diagnostic> out;
+                        for (const std::string& e : r.errors)
+                          out.push_back({.file = c.path, .message = e});
+                        return out;
+                      });
   testing::ExpectCorpusPasses(report);
   EXPECT_GE(report.cases.size(), 12u);
 }

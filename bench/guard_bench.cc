@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto load = LoadCorpus(corpus);
+  auto load = LoadArgvCases(corpus);
   if (!load.ok()) {
     std::fprintf(stderr, "guard_bench: %s\n", load.status().message().c_str());
     return 2;
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::size_t checks = 0, allowed = 0;
   auto start = Clock::now();
   while (Seconds(start) < seconds) {
-    for (const CorpusCase& c : *load) {
+    for (const ArgvCase& c : *load) {
       allowed += guard.Check(c.argv).ok();
       ++checks;
     }

@@ -63,15 +63,16 @@ TEST(Submissions, BrokenCorpusGivesItsErrorAndScoresNothing) {
   sc::Suite suite = sc::LoadSuite(sc::ScenarioPaths(kSource + "/scenarios"));
   ASSERT_TRUE(suite.problems.empty());
   std::string fp = SuiteFingerprint(suite.scenarios);
-  testing::CorpusReport report = testing::RunCorpus(
-      {.dir = kSource + "/grader/testdata/broken", .layout = testing::Layout::kSidecar,
-       .extension = ".jsonl"},
-      [&](const testing::CorpusCase& c) {
-        std::string text = Replace(ReadFile(c.path), "@FINGERPRINT@", fp);
-        ParsedSubmission p = ParseSubmission(text, c.name, suite.scenarios);
-        EXPECT_FALSE(p.submission) << c.path;
-        return p.problems;
-      });
+  base::CorpusReport report =
+      base::RunCorpus({.path = kSource + "/grader/testdata/broken",
+                       .layout = base::CorpusLayout::kSidecar,
+                       .extension = ".jsonl"},
+                      [&](const base::CorpusCase& c) {
+                        std::string text = Replace(ReadFile(c.path), "@FINGERPRINT@", fp);
+                        ParsedSubmission p = ParseSubmission(text, c.name, suite.scenarios);
+                        EXPECT_FALSE(p.submission) << c.path;
+                        return p.problems;
+                      });
   testing::ExpectCorpusPasses(report);
   EXPECT_GE(report.cases.size(), 12u);
 }

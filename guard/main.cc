@@ -313,19 +313,11 @@ int main(int argc, char** argv) {
     return RunCommand(guard, run_argv, options, json);
   }
   // corpus
-  std::vector<slurm_rca::guard::CorpusCase> cases;
-  for (const std::string& path : corpus_paths) {
-    auto load = slurm_rca::guard::LoadCorpus(path);
-    if (!load.ok()) {
-      std::cerr << "slurm-guard: " << load.status().message() << "\n";
-      return kExitUsage;
-    }
-    cases.insert(cases.end(), load->begin(), load->end());
+  auto report = slurm_rca::guard::CheckCorpus(guard, corpus_paths);
+  if (!report.ok()) {
+    std::cerr << "slurm-guard: " << report.status().message() << "\n";
+    return kExitUsage;
   }
-  slurm_rca::guard::CorpusReport report = slurm_rca::guard::RunCorpus(guard, cases);
-  for (const std::string& m : report.mismatches) std::cout << "MISMATCH " << m << "\n";
-  std::cout << "guard corpus: " << report.cases << " argv, " << report.denied
-            << " denied with the expected rule, " << report.allowed << " allowed as expected, "
-            << report.mismatches.size() << " mismatches\n";
-  return report.ok() ? 0 : kExitDenied;
+  std::cout << slurm_rca::guard::CorpusSummary(*report);
+  return report->ok() ? 0 : kExitDenied;
 }

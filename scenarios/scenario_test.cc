@@ -28,9 +28,9 @@ const std::string kBroken = kSource + "/scenarios/testdata/broken";
 
 // The broken corpus through the one corpus runner (testing/corpus.h): each file's header says
 // which diagnostics CheckFile must give it, with their lines.
-const testing::CorpusReport& BrokenCorpus() {
-  static const testing::CorpusReport report =
-      testing::RunCorpus({.dir = kBroken, .extension = ".yaml"}, [](const testing::CorpusCase& c) {
+const base::CorpusReport& BrokenCorpus() {
+  static const base::CorpusReport report =
+      base::RunCorpus({.path = kBroken, .extension = ".yaml"}, [](const base::CorpusCase& c) {
         std::vector<Problem> problems = CheckFile(c.path);
         for (const Problem& p : problems) {
           EXPECT_EQ(p.file, c.path);
@@ -99,7 +99,7 @@ TEST(Scenarios, ExamplesValidate) {
 
 TEST(Scenarios, BrokenCorpusTriggersExactlyItsRule) {
   testing::ExpectCorpusPasses(BrokenCorpus());
-  for (const testing::CaseResult& r : BrokenCorpus().cases) {
+  for (const base::CaseResult& r : BrokenCorpus().cases) {
     EXPECT_FALSE(r.c.expect.allow) << r.c.name << ": a broken file must be refused";
   }
 }

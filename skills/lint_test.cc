@@ -27,12 +27,12 @@ namespace fs = std::filesystem;
 const fs::path kTestdata = fs::path(SLURM_RCA_SOURCE_DIR) / "skills" / "testdata";
 
 // Every case of testdata/ linted as its settings say; findings as diagnostics.
-const testing::CorpusReport& Corpus() {
-  static const testing::CorpusReport report = testing::RunCorpus(
-      {.dir = kTestdata.string(),
-       .layout = testing::Layout::kDirectory,
+const base::CorpusReport& Corpus() {
+  static const base::CorpusReport report = base::RunCorpus(
+      {.path = kTestdata.string(),
+       .layout = base::CorpusLayout::kDirectory,
        .settings = {"profile", "path"}},
-      [](const testing::CorpusCase& c) {
+      [](const base::CorpusCase& c) {
         const std::map<std::string, std::string>& settings = c.expect.settings;
         LintOptions options;
         options.surface = McpSurface();

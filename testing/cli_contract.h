@@ -14,6 +14,10 @@
 //
 // Refused when parsing: an unknown key, a case without run: or exit:, an unknown ${VAR}, a
 // quoted value that is not one quoted word. Linked by tests only.
+//
+// Apart from the refusal corpora (base/corpus.h) on purpose: a case here pins a process's exit
+// code and output, not a diagnostic with a rule and a line, so neither format can carry the other
+// (testing/README.md, "What stays apart, and why"); hence CliCase, never CorpusCase.
 #ifndef SLURM_RCA_TESTING_CLI_CONTRACT_H_
 #define SLURM_RCA_TESTING_CLI_CONTRACT_H_
 

@@ -76,8 +76,8 @@ using Pair = std::pair<std::string, std::string>;
 
 // Through the one corpus runner (testing/corpus.h): exactly the header's errors, with their lines.
 TEST(GraphLoader, BrokenCorpusGivesExactlyTheExpectedErrors) {
-  testing::CorpusReport report = testing::RunCorpus(
-      {.dir = kTestdata + "/broken", .extension = ".yaml"}, [](const testing::CorpusCase& c) {
+  base::CorpusReport report = base::RunCorpus(
+      {.path = kTestdata + "/broken", .extension = ".yaml"}, [](const base::CorpusCase& c) {
         LoadResult r = LoadGraphFile(c.path);
         EXPECT_FALSE(r.graph.has_value()) << c.path << " loaded";
         for (const GraphError& e : r.errors) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "mcp/backend/live_backend.h"
 #include "mcp/backend/replay_backend.h"
 #include "mcp/topics/tools.h"
+#include "testing/corpus.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -344,32 +346,37 @@ TEST(FabricCounterTest, NoInfinibandDirectoryIsNoEvidence) {
 
 // --- the path allowlist (data: mcp/testdata/fabric/paths.txt) ---------------------------------
 
+// Through the one corpus runner (base/corpus.h): each line is a case, its input "KIND PATH"; a
+// read off the allowlist is one diagnostic with rule off-allowlist, any other refusal (or an
+// input that is no read) a diagnostic no case expects.
 TEST(FabricPathTest, EveryListedPathGetsItsVerdict) {
   FabricOptions o{.sys_root = "/sys", .proc_root = "/proc", .cgroup_root = "/sys/fs/cgroup"};
-  std::ifstream in(std::string(SLURM_RCA_SOURCE_DIR) + "/mcp/testdata/fabric/paths.txt");
-  ASSERT_TRUE(in);
-  std::string line;
-  int cases = 0, refused = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string verdict, kind, path;
-    words >> verdict >> kind >> path;
-    FabricRead k = kind == "list"   ? FabricRead::kList
-                   : kind == "link" ? FabricRead::kLink
-                                    : FabricRead::kFile;
-    base::Status why = CheckFabricPath(o, k, path);
-    if (verdict == "allow") {
-      EXPECT_TRUE(why.ok()) << line << ": " << why.message();
-    } else {
-      EXPECT_FALSE(why.ok()) << line;
-      EXPECT_NE(why.message().find("not on the fabric allowlist"), std::string::npos) << line;
-      ++refused;
-    }
-    ++cases;
-  }
-  EXPECT_GE(cases, 30);
-  EXPECT_GE(refused, 15);
+  base::CorpusReport report = base::RunCorpus(
+      {.path = std::string(SLURM_RCA_SOURCE_DIR) + "/mcp/testdata/fabric/paths.txt",
+       .layout = base::CorpusLayout::kLines,
+       .rules = {"off-allowlist"}},
+      [&o](const base::CorpusCase& c) -> std::vector<base::Diagnostic> {
+        std::istringstream words(c.input);
+        std::string kind, path, extra;
+        words >> kind >> path >> extra;
+        const std::map<std::string, FabricRead> kinds = {
+            {"list", FabricRead::kList}, {"read", FabricRead::kFile}, {"link", FabricRead::kLink}};
+        if (!kinds.count(kind) || path.empty() || !extra.empty()) {
+          return {{.file = c.path, .line = c.line, .rule = "input", .message = "not KIND PATH"}};
+        }
+        base::Status why = CheckFabricPath(o, kinds.at(kind), path);
+        if (why.ok()) return {};
+        bool off = why.message().find("not on the fabric allowlist") != std::string::npos;
+        return {{.file = c.path,
+                 .line = c.line,
+                 .rule = off ? "off-allowlist" : "other-refusal",
+                 .message = why.message()}};
+      });
+  testing::ExpectCorpusPasses(report);
+  EXPECT_GE(report.cases.size(), 30u);
+  EXPECT_GE(std::count_if(report.cases.begin(), report.cases.end(),
+                          [](const base::CaseResult& r) { return !r.c.expect.allow; }),
+            15);
 }
 
 // --- no rdma tool, and never a write -----------------------------------------------------------

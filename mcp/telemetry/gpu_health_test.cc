@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "guard/check.h"
+#include "guard/corpus.h"
 #include "guard/rule.h"
 #include "mcp/backend/live_backend.h"
 #include "mcp/backend/replay_backend.h"
@@ -397,28 +398,28 @@ TEST(GpuHealthQueryTest, TheArgvIsOneNodeWideQueryTheGuardApproves) {
 // file-writing and looping flags) is refused with the same rule when appended to the gpu_health
 // query: the one query the topic runs cannot carry a state change.
 TEST(GpuHealthQueryTest, EveryRefusedCorpusFlagIsRefusedBesideTheQuery) {
-  std::ifstream in(fs::path(SLURM_RCA_SOURCE_DIR) / "guard/testdata/nvidia_smi.txt");
-  ASSERT_TRUE(in);
+  base::Result<std::vector<guard::ArgvCase>> corpus = guard::LoadArgvCases(
+      (fs::path(SLURM_RCA_SOURCE_DIR) / "guard/testdata/nvidia_smi.txt").string());
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
   guard::Guard guard(guard::GuardOptions{});
-  std::string line;
   int checked = 0;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string verdict, rule, program;
-    words >> verdict >> rule >> program;
-    if (verdict != "deny" || program != "nvidia-smi") continue;
+  for (const guard::ArgvCase& c : *corpus) {
+    if (!c.expected || c.argv.empty() || c.argv[0] != "nvidia-smi") continue;
+    const std::string rule(guard::RuleId(*c.expected));
     if (rule != "mutating-option" && rule != "file-option" && rule != "endless-mode") continue;
     std::vector<std::string> argv = GpuHealthArgv();
     std::vector<std::string> extra;
-    for (std::string w; words >> w;) {
+    for (size_t i = 1; i < c.argv.size(); ++i) {
+      const std::string& w = c.argv[i];
       // The query already carries --query-gpu and --format; a second one is another refusal.
       if (w.rfind("--query-gpu", 0) != 0 && w.rfind("--format", 0) != 0) extra.push_back(w);
     }
     if (extra.empty() || extra[0].rfind("-", 0) != 0) continue;  // subcommand words
     argv.insert(argv.end(), extra.begin(), extra.end());
     guard::Verdict v = guard.Check(argv);
-    ASSERT_FALSE(v.ok()) << line;
-    EXPECT_EQ(guard::RuleId(v.denial().rule), rule) << line;
+    const std::string where = c.file + ":" + std::to_string(c.line);
+    ASSERT_FALSE(v.ok()) << where;
+    EXPECT_EQ(guard::RuleId(v.denial().rule), rule) << where;
     ++checked;
   }
   EXPECT_GE(checked, 60);

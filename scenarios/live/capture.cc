@@ -571,12 +571,12 @@ std::string CaptureFileName(const std::vector<std::string>& argv) {
   return slug + "-" + hash + ".txt";
 }
 
-CapturePlan PlanCapture(const std::vector<guard::CorpusCase>& cases, const guard::Guard& guard) {
+CapturePlan PlanCapture(const std::vector<guard::ArgvCase>& cases, const guard::Guard& guard) {
   CapturePlan plan;
   std::map<std::string, size_t> index;  // FormatArgv -> plan.reads position
   std::set<std::string> excluded_seen;
   std::vector<guard::Approved> approved;
-  for (const guard::CorpusCase& c : cases) {
+  for (const guard::ArgvCase& c : cases) {
     if (c.expected || c.argv.empty()) continue;
     std::string key = guard::FormatArgv(c.argv);
     std::string file = fs::path(c.file).filename().string();
@@ -723,7 +723,7 @@ Status CaptureReads(const CaptureOptions& options, std::ostream& progress) {
   auto start = Clock::now();
   const std::string& source = options.source;
   std::string corpus = options.corpus.empty() ? source + "/guard/testdata" : options.corpus;
-  base::Result<std::vector<guard::CorpusCase>> cases = guard::LoadCorpus(corpus);
+  base::Result<std::vector<guard::ArgvCase>> cases = guard::LoadArgvCases(corpus);
   if (!cases.ok()) return Status::Error("corpus: " + cases.status().message());
   CapturePlan plan = PlanCapture(*cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
   if (!plan.ok()) return Status::Error("corpus: " + plan.error);

@@ -75,7 +75,7 @@ struct CapturePlan {
 // Every distinct allowed argv of the corpus except nvidia-smi ones, then the --json variants,
 // each approved by guard. Deterministic: corpus order, then variants in the order of their
 // first base.
-CapturePlan PlanCapture(const std::vector<guard::CorpusCase>& cases, const guard::Guard& guard);
+CapturePlan PlanCapture(const std::vector<guard::ArgvCase>& cases, const guard::Guard& guard);
 
 // "squeue-noheader-o-i-P-u-T-M-D-R-3fa2c1.txt": a slug of the argv and 6 hex digits of a
 // stable hash (FNV-1a) of FormatArgv(argv).

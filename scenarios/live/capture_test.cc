@@ -29,11 +29,11 @@ std::string Slurp(const fs::path& p) {
   return s.str();
 }
 
-CapturePlan Plan(std::vector<guard::CorpusCase> extra = {}) {
-  base::Result<std::vector<guard::CorpusCase>> load =
-      guard::LoadCorpus((kRoot / "guard/testdata").string());
+CapturePlan Plan(std::vector<guard::ArgvCase> extra = {}) {
+  base::Result<std::vector<guard::ArgvCase>> load =
+      guard::LoadArgvCases((kRoot / "guard/testdata").string());
   EXPECT_TRUE(load.ok()) << load.status().message();
-  std::vector<guard::CorpusCase> cases = load.ok() ? *load : std::vector<guard::CorpusCase>{};
+  std::vector<guard::ArgvCase> cases = load.ok() ? *load : std::vector<guard::ArgvCase>{};
   cases.insert(cases.end(), extra.begin(), extra.end());
   return PlanCapture(cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
 }
@@ -77,7 +77,7 @@ TEST(CaptureFixtures, EveryAllowedReadOfTheCorpusHasExactlyOneCapture) {
 }
 
 TEST(CaptureFixtures, ANewCorpusReadWithoutACaptureIsCaught) {
-  guard::CorpusCase added{.file = "new.txt", .line = 1, .argv = {"sinfo", "-p", "fresh"}};
+  guard::ArgvCase added{.file = "new.txt", .line = 1, .argv = {"sinfo", "-p", "fresh"}};
   CapturePlan plan = Plan({added});
   ASSERT_TRUE(plan.ok()) << plan.error;
   std::vector<std::string> m = Mismatches(plan, Manifest());

@@ -1,7 +1,7 @@
 // The corpus runner on small corpora written here: every layout finds its cases, a case whose
 // expectation is wrong is reported as failing (the runner's self-test), and cases that cannot be
 // read are errors, never skipped.
-#include "testing/corpus.h"
+#include "base/corpus.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "base/file.h"
 
-namespace slurm_rca::testing {
+namespace slurm_rca::base {
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,14 +25,14 @@ class CorpusRunner : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   void Write(const std::string& name, const std::string& text) {
     fs::create_directories((dir_ / name).parent_path());
-    ASSERT_TRUE(base::WriteFile((dir_ / name).string(), text));
+    ASSERT_TRUE(WriteFile((dir_ / name).string(), text));
   }
   fs::path dir_;
 };
 
 // A stand-in module: each input line "RULE LINE message" is one diagnostic.
-std::vector<base::Diagnostic> FromLines(const std::string& text, const std::string& file) {
-  std::vector<base::Diagnostic> out;
+std::vector<Diagnostic> FromLines(const std::string& text, const std::string& file) {
+  std::vector<Diagnostic> out;
   std::string_view rest = text;
   while (!rest.empty()) {
     size_t end = rest.find('\n');
@@ -48,8 +48,8 @@ std::vector<base::Diagnostic> FromLines(const std::string& text, const std::stri
   return out;
 }
 
-Adapter ReadInput() {
-  return [](const CorpusCase& c) { return FromLines(base::ReadFile(c.path).value_or(""), c.path); };
+CorpusAdapter ReadInput() {
+  return [](const CorpusCase& c) { return FromLines(ReadFile(c.path).value_or(""), c.path); };
 }
 
 TEST_F(CorpusRunner, HeaderCasesPassAndAWrongExpectationFails) {
@@ -61,7 +61,7 @@ TEST_F(CorpusRunner, HeaderCasesPassAndAWrongExpectationFails) {
   Write("e-allow-but-denied.yaml", "# allow\na 2 x\n");
   Write("f-clean.yaml", "# allow\n");
   Write("ignored.txt", "not a case: another extension\n");
-  CorpusReport r = RunCorpus({.dir = dir_.string(), .extension = ".yaml"}, ReadInput());
+  CorpusReport r = RunCorpus({.path = dir_.string(), .extension = ".yaml"}, ReadInput());
   ASSERT_EQ(r.cases.size(), 6u);
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.cases[0].c.name, "a-right.yaml");
@@ -85,7 +85,7 @@ TEST_F(CorpusRunner, UnreadableCasesAreErrorsNotSkips) {
   Write("good.yaml", "# deny a\na 1 x\n");
   Write("no-header.yaml", "a 1 x\n");
   Write("bad-header.yaml", "# deny a at zero\na 1 x\n");
-  CorpusReport r = RunCorpus({.dir = dir_.string(), .extension = ".yaml"}, ReadInput());
+  CorpusReport r = RunCorpus({.path = dir_.string(), .extension = ".yaml"}, ReadInput());
   EXPECT_EQ(r.cases.size(), 1u);
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_NE(r.errors[0].find("bad-header.yaml:1: 'at' needs a line number"), std::string::npos)
@@ -94,13 +94,13 @@ TEST_F(CorpusRunner, UnreadableCasesAreErrorsNotSkips) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.Failures().size(), 2u);
   // No case at all fails too, and a missing folder says so.
-  CorpusReport empty = RunCorpus({.dir = dir_.string(), .extension = ".none"}, ReadInput());
+  CorpusReport empty = RunCorpus({.path = dir_.string(), .extension = ".none"}, ReadInput());
   EXPECT_FALSE(empty.ok());
   EXPECT_EQ(empty.Failures(), std::vector<std::string>{"the corpus has no case"});
   CorpusReport missing =
-      RunCorpus({.dir = (dir_ / "nope").string(), .extension = ".x"}, ReadInput());
+      RunCorpus({.path = (dir_ / "nope").string(), .extension = ".x"}, ReadInput());
   ASSERT_EQ(missing.errors.size(), 1u);
-  EXPECT_NE(missing.errors[0].find("cannot be listed"), std::string::npos);
+  EXPECT_NE(missing.errors[0].find("no such corpus file or directory"), std::string::npos);
 }
 
 TEST_F(CorpusRunner, SidecarsAndTheirStrays) {
@@ -112,8 +112,9 @@ TEST_F(CorpusRunner, SidecarsAndTheirStrays) {
   Write("stray.expect", "# allow\n");        // no input
   Write("bad.jsonl", "");
   Write("bad.expect", "# allow\nallow\n");  // a sidecar holds only '#' lines
-  CorpusReport r = RunCorpus(
-      {.dir = dir_.string(), .layout = Layout::kSidecar, .extension = ".jsonl"}, ReadInput());
+  CorpusReport r =
+      RunCorpus({.path = dir_.string(), .layout = CorpusLayout::kSidecar, .extension = ".jsonl"},
+                ReadInput());
   ASSERT_EQ(r.cases.size(), 2u);
   EXPECT_EQ(r.cases[0].c.name, "one.jsonl");
   EXPECT_FALSE(r.cases[0].mismatch);
@@ -132,13 +133,13 @@ TEST_F(CorpusRunner, DirectoryCasesReadTheirSettings) {
   Write("case-b/expect", "# allow\n# profil: spec\n");  // a misspelt setting
   Write("case-b/input", "");
   std::vector<std::string> profiles;
-  CorpusReport r =
-      RunCorpus({.dir = dir_.string(), .layout = Layout::kDirectory, .settings = {"profile"}},
-                [&](const CorpusCase& c) {
-                  auto it = c.expect.settings.find("profile");
-                  profiles.push_back(it == c.expect.settings.end() ? "" : it->second);
-                  return FromLines(*base::ReadFile(c.path + "/input"), c.path);
-                });
+  CorpusReport r = RunCorpus(
+      {.path = dir_.string(), .layout = CorpusLayout::kDirectory, .settings = {"profile"}},
+      [&](const CorpusCase& c) {
+        auto it = c.expect.settings.find("profile");
+        profiles.push_back(it == c.expect.settings.end() ? "" : it->second);
+        return FromLines(*ReadFile(c.path + "/input"), c.path);
+      });
   ASSERT_EQ(r.cases.size(), 1u);
   EXPECT_FALSE(r.cases[0].mismatch);
   EXPECT_EQ(profiles, std::vector<std::string>{"claude-code"});
@@ -152,8 +153,8 @@ TEST_F(CorpusRunner, LineCasesEachGetTheirInput) {
         "deny file-word scontrol write\n");
   Write("b.txt", "perhaps sinfo\n");
   CorpusReport r =
-      RunCorpus({.dir = dir_.string(), .layout = Layout::kLines, .extension = ".txt"},
-                [](const CorpusCase& c) -> std::vector<base::Diagnostic> {
+      RunCorpus({.path = dir_.string(), .layout = CorpusLayout::kLines, .extension = ".txt"},
+                [](const CorpusCase& c) -> std::vector<Diagnostic> {
                   if (c.input.find("update") != std::string::npos) {
                     return {{.file = c.path, .rule = "mutating-word", .message = "no"}};
                   }
@@ -173,5 +174,31 @@ TEST_F(CorpusRunner, LineCasesEachGetTheirInput) {
   EXPECT_NE(r.errors[0].find("b.txt:1: a case starts with 'allow'"), std::string::npos);
 }
 
+// slurm-guard corpus names files as well as folders, and knows its rule ids: a deny naming
+// another is an error of the run (it names file and line), not a failing case.
+TEST_F(CorpusRunner, ALineCorpusMayBeOneFileAndKnowItsRules) {
+  Write("a.txt", "allow sinfo\ndeny mutating-word scontrol update\ndeny no-such-rule sinfo\n");
+  Write("b.txt", "allow squeue\n");
+  LoadedCorpus one = LoadCorpus({.path = (dir_ / "a.txt").string(),
+                                 .layout = CorpusLayout::kLines,
+                                 .extension = ".txt",
+                                 .rules = {"mutating-word"}});
+  ASSERT_EQ(one.cases.size(), 2u);
+  EXPECT_EQ(one.cases[1].name, "a.txt:2") << "a case of b.txt was read";
+  ASSERT_EQ(one.errors.size(), 1u);
+  EXPECT_EQ(one.errors[0], (dir_ / "a.txt").string() + ":3: unknown rule id 'no-such-rule'");
+  // Without a rule list any rule id is a rule; the folder holds both files.
+  LoadedCorpus all =
+      LoadCorpus({.path = dir_.string(), .layout = CorpusLayout::kLines, .extension = ".txt"});
+  EXPECT_EQ(all.cases.size(), 4u);
+  EXPECT_TRUE(all.errors.empty());
+  // A header file naming an unknown rule is an error too.
+  Write("h.yaml", "# deny typo-rule\nx\n");
+  LoadedCorpus header = LoadCorpus({.path = dir_.string(), .extension = ".yaml", .rules = {"a"}});
+  EXPECT_TRUE(header.cases.empty());
+  ASSERT_EQ(header.errors.size(), 1u);
+  EXPECT_NE(header.errors[0].find("h.yaml: unknown rule id 'typo-rule'"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace slurm_rca::testing
+}  // namespace slurm_rca::base
