@@ -63,19 +63,18 @@ std::string SlurmMcpPath(const std::string& given) {
 
 class ReplaySession : public agents::Session {
  public:
-  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                               const agents::Task& t) {
+  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                             const agents::Task& t) {
     auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
     auto replay = mcp::ReplayBackend::Open(t.bundle_dir);
     if (!replay.ok()) {
-      return agents::Status::Unavailable("bundle " + t.bundle_dir + ": " +
-                                         replay.status().message());
+      return base::Status::Unavailable("bundle " + t.bundle_dir + ": " + replay.status().message());
     }
     s->backend_ = std::move(replay).value();
     s->backend_->SetOffset(t.offset_s);
     auto child = live::McpChild::Start(
         slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)});
-    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
     s->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(s));
   }
@@ -92,10 +91,10 @@ class ReplaySession : public agents::Session {
 // session ends.
 class LiveSession : public agents::Session {
  public:
-  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                               const sc::Scenario& s,
-                                                               const RunCommandOptions& o,
-                                                               double offset_s) {
+  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                             const sc::Scenario& s,
+                                                             const RunCommandOptions& o,
+                                                             double offset_s) {
     auto session = std::unique_ptr<LiveSession>(new LiveSession(s));
     live::LabOptions lo;
     lo.dir = o.lab_dir;
@@ -106,17 +105,17 @@ class LiveSession : public agents::Session {
     session->lab_ = std::make_unique<live::Lab>(lo);
     std::ostringstream progress;
     if (auto st = session->lab_->Up(progress); !st.ok()) {
-      return agents::Status::Unavailable("lab up: " + st.message());
+      return base::Status::Unavailable("lab up: " + st.message());
     }
     session->up_ = true;
     if (auto st = live::InjectScenario(*session->lab_, s, progress); !st.ok()) {
-      return agents::Status::Unavailable("inject " + s.id + ": " + st.message());
+      return base::Status::Unavailable("inject " + s.id + ": " + st.message());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(offset_s * 1000)));
     std::string host = live::HostNode(s);
     session->backend_ = std::make_unique<mcp::LiveBackend>(live::LiveOptionsFor(*session->lab_, host, 20));
     auto child = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20));
-    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
     session->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(session));
   }

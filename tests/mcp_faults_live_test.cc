@@ -93,7 +93,7 @@ struct Answer {
   Json structured;
 };
 
-Answer Classify(const std::string& topic, const mcp::Result<mcp::ToolCallResult>& r,
+Answer Classify(const std::string& topic, const base::Result<mcp::ToolCallResult>& r,
                 double seconds) {
   Answer a{.topic = topic, .seconds = seconds};
   if (!r.ok()) {
@@ -224,7 +224,7 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
     ~Down() { lab.Down(std::cout); }
   } down{lab};
   {
-    live::Status up = lab.Up(std::cout);
+    base::Status up = lab.Up(std::cout);
     ASSERT_TRUE(up.ok()) << up.message();
   }
   track();

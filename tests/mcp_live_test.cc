@@ -42,7 +42,7 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
     live::Lab& lab;
     ~Down() { lab.Down(std::cout); }
   } down{lab};
-  live::Status up = lab.Up(std::cout);
+  base::Status up = lab.Up(std::cout);
   ASSERT_TRUE(up.ok()) << up.message();
   ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 

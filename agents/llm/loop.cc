@@ -10,6 +10,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 namespace sc = slurm_rca::scenarios;
 using Json = nlohmann::json;
 

@@ -15,6 +15,10 @@
 #include "agents/llm/scripted_backend.h"
 
 namespace slurm_rca::agents {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;

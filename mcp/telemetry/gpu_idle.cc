@@ -14,6 +14,9 @@
 #include "mcp/telemetry/text.h"
 
 namespace slurm_rca::mcp {
+
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;

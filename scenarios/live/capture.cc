@@ -22,6 +22,9 @@
 #include "guard/run.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -105,7 +105,7 @@ bool WriteText(const std::filesystem::path& path, const std::string& text);
 // Replaces every occurrence of `from` in text with `to`.
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
 
-Status CaptureReads(const CaptureOptions& options, std::ostream& progress);
+base::Status CaptureReads(const CaptureOptions& options, std::ostream& progress);
 
 }  // namespace slurm_rca::live
 

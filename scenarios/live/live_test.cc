@@ -21,6 +21,9 @@
 #include "tests/live_release.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 // The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).

@@ -21,6 +21,9 @@
 #include "base/file.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;

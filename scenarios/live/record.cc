@@ -15,6 +15,9 @@
 #include "scenarios/measure.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;
