@@ -237,14 +237,14 @@ class LabCommands : public CommandGroup {
                                                           {"partition", target.partition},
                                                           {"account", target.account},
                                                           {"qos", target.qos}}) {
-      if (auto err = sc::CheckFaultOption(opt, value)) {
-        std::cerr << "rca-bench: " << *err << "\n";
+      if (base::Status st = sc::CheckFaultOption(opt, value); !st.ok()) {
+        std::cerr << "rca-bench: " << st.message() << "\n";
         return kUsage;
       }
     }
     if (!target.limit.empty()) {
-      if (auto err = sc::CheckFaultOption("limit", target.limit)) {
-        std::cerr << "rca-bench: " << *err << "\n";
+      if (base::Status st = sc::CheckFaultOption("limit", target.limit); !st.ok()) {
+        std::cerr << "rca-bench: " << st.message() << "\n";
         return kUsage;
       }
     }

@@ -229,8 +229,8 @@ std::vector<Problem> Checker::Run() {
 void Checker::Actions(const std::vector<Item>& items, const std::string& where,
                       std::set<std::string>* seen) {
   for (const Item& a : items) {
-    if (auto err = ParseAction(a.value)) {
-      Add(a.line, "action-invalid", where + ": " + *err);
+    if (base::Result<Action> act = ParseAction(a.value); !act.ok()) {
+      Add(a.line, "action-invalid", where + ": " + act.status().message());
     } else if (!seen->insert(a.value).second) {
       Add(a.line, "action-duplicate", where + ": '" + a.value + "' is listed twice");
     }
@@ -481,8 +481,8 @@ void Checker::CheckFaults() {
     for (const auto& [opt, value] : f.target) {
       if (std::find(p->options.begin(), p->options.end(), opt) == p->options.end()) {
         Add(f.line, "fault-option", f.name + " does not read the option '" + opt + "'");
-      } else if (auto err = CheckFaultOption(opt, value)) {
-        Add(f.line, "fault-option", f.name + ": " + *err);
+      } else if (base::Status st = CheckFaultOption(opt, value); !st.ok()) {
+        Add(f.line, "fault-option", f.name + ": " + st.message());
       }
     }
   }

@@ -183,7 +183,9 @@ Result<Diagnosis> ParseDiagnosis(const Json& args) {
     return Status::InvalidArgument(*e);
   }
   for (const std::string& a : d.actions_proposed) {
-    if (auto err = sc::ParseAction(a)) return Status::InvalidArgument("actions_proposed: " + *err);
+    if (auto act = sc::ParseAction(a); !act.ok()) {
+      return Status::InvalidArgument("actions_proposed: " + act.status().message());
+    }
   }
   if (args.contains("rationale") && !args["rationale"].is_null()) {
     if (!args["rationale"].is_string()) return Status::InvalidArgument("rationale must be a string");
