@@ -199,7 +199,7 @@ std::vector<std::string> ProcessesUnder(const std::string& dir) {
 
 TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
-  if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+  if (base::Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
   const std::string binary = SLURM_MCP_BINARY;
   ASSERT_TRUE(fs::exists(binary)) << binary;
   const auto test_start = Clock::now();

@@ -83,7 +83,7 @@ class LiveLab : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (::geteuid() != 0) return;
-    if (!testing_live::ReleaseMissing().empty()) return;
+    if (!testing_live::ReleaseReady().ok()) return;
     char dir[] = "/tmp/rca-live-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     lab_ = new Lab(LabOptions{.dir = dir, .nodes = 4, .port_base = PortBase(),
@@ -112,7 +112,7 @@ class LiveLab : public ::testing::Test {
 
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
-    if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+    if (Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
     ASSERT_NE(lab_, nullptr) << "the lab did not come up";
   }
 
