@@ -268,18 +268,18 @@ std::string StateOf(const Lab& lab, const std::string& id) {
 
 }  // namespace
 
-std::optional<std::string> ClosedToOthers(const std::string& file) {
+Status CheckOpenToOthers(const std::string& file) {
   for (fs::path p = fs::path(file).parent_path(); !p.empty() && p != p.root_path();
        p = p.parent_path()) {
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
       std::ostringstream mode;
       mode << std::oct << (st.st_mode & 07777);
-      return p.string() + " is not searchable by others (mode 0" + mode.str() + "); chmod o+x " +
-             p.string();
+      return Status::Error(p.string() + " is not searchable by others (mode 0" + mode.str() +
+                           "); chmod o+x " + p.string());
     }
   }
-  return std::nullopt;
+  return Status();
 }
 
 std::string_view KindName(BusyJobKind kind) {
@@ -591,9 +591,9 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
   // (/root is 0700 on Debian) is not theirs to execute. Said here, by path, rather than as a
   // failed squeue below.
   if (std::string squeue = lab.Program("squeue"); !squeue.empty()) {
-    if (std::optional<std::string> closed = ClosedToOthers(squeue)) {
-      return Status::Error("the busy profile runs jobs as other users, who cannot reach " +
-                           squeue + ": " + *closed +
+    if (Status open = CheckOpenToOthers(squeue); !open.ok()) {
+      return Status::Error("the busy profile runs jobs as other users, who cannot reach " + squeue +
+                           ": " + open.message() +
                            "; or build the release into a cache they can reach "
                            "(scripts/build-slurm.sh --cache DIR)");
     }
