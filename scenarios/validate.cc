@@ -117,32 +117,35 @@ std::string Fmt(double d) {
   return s;
 }
 
-std::optional<std::string> CheckSignal(const Signal& g) {
+// OK, or why the signal cannot be measured (its topic, filters, daemon or match).
+base::Status CheckSignal(const Signal& g) {
+  auto bad = [](std::string why) { return base::Status::InvalidArgument(std::move(why)); };
   const mcp::Topic* topic = mcp::FindTopic(g.topic);
-  if (!topic) return "no slurm-mcp topic '" + g.topic + "'";
+  if (!topic) return bad("no slurm-mcp topic '" + g.topic + "'");
   if (topic->source == mcp::Source::kDaemonLog) {
-    if (!g.filters.empty()) return "a logs signal takes daemon and match, not filters";
+    if (!g.filters.empty()) return bad("a logs signal takes daemon and match, not filters");
     if (!g.daemon.empty() && g.daemon != "slurmctld" && g.daemon != "slurmdbd" &&
         g.daemon != "slurmd") {
-      return "daemon '" + g.daemon + "' is not slurmctld, slurmdbd or slurmd";
+      return bad("daemon '" + g.daemon + "' is not slurmctld, slurmdbd or slurmd");
     }
   } else {
-    if (!g.daemon.empty()) return "daemon is for the logs topic only";
+    if (!g.daemon.empty()) return bad("daemon is for the logs topic only");
     mcp::Filters f(g.filters.begin(), g.filters.end());
     mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
-    if (!built.error.empty()) return g.topic + ": " + built.error;
+    if (!built.error.empty()) return bad(g.topic + ": " + built.error);
     bool recorded = false;
     for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == built.argv;
     if (!recorded) {
-      return g.topic + ": the recorder reads each topic bare or with one filter at its example "
-                       "value (slurm_describe), not with these filters";
+      return bad(g.topic +
+                 ": the recorder reads each topic bare or with one filter at its example "
+                 "value (slurm_describe), not with these filters");
     }
   }
   if (!g.match.empty()) {
     RE2 re(g.match, RE2::Quiet);
-    if (!re.ok()) return "match '" + g.match + "' is not RE2: " + re.error();
+    if (!re.ok()) return bad("match '" + g.match + "' is not RE2: " + re.error());
   }
-  return std::nullopt;
+  return base::Status();
 }
 
 // True when a hop (or a red herring's shown hop) has no evidence, or a blank evidence string.
@@ -244,7 +247,7 @@ void Checker::Signals(int line, const std::string& who, const std::vector<Signal
     Add(line, "signals-missing", who + " has no signals to measure it by");
   }
   for (const Signal& g : signals) {
-    if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
+    if (base::Status st = CheckSignal(g); !st.ok()) Add(g.line, "signal-invalid", st.message());
   }
 }
 
