@@ -131,10 +131,10 @@ base::Status CheckSignal(const Signal& g) {
   } else {
     if (!g.daemon.empty()) return bad("daemon is for the logs topic only");
     mcp::Filters f(g.filters.begin(), g.filters.end());
-    mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
-    if (!built.error.empty()) return bad(g.topic + ": " + built.error);
+    base::Result<std::vector<std::string>> argv = mcp::BuildArgv(*topic, f);
+    if (!argv.ok()) return bad(g.topic + ": " + argv.status().message());
     bool recorded = false;
-    for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == built.argv;
+    for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == *argv;
     if (!recorded) {
       return bad(g.topic +
                  ": the recorder reads each topic bare or with one filter at its example "
