@@ -31,16 +31,19 @@ std::vector<std::string> ConfigNames(const std::string& dir) {
   return names;
 }
 
-ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>& known_ids) {
-  ConfigResult out;
-  auto error = [&](const std::string& m) { out.errors.push_back(path + ": " + m); };
+base::Result<AgentConfig> LoadConfig(const std::string& path,
+                                     const std::vector<std::string>& known_ids) {
+  std::string errors;  // "path: message" lines
+  auto error = [&](const std::string& m) {
+    errors += (errors.empty() ? "" : "\n") + path + ": " + m;
+  };
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const std::string dir = fs::path(path).parent_path().string();
-    error("cannot read the configuration (" + (dir.empty() ? std::string(".") : dir) + " holds " +
-          std::to_string(ConfigNames(dir.empty() ? "." : dir).size()) +
-          " of them; see rca-bench configs)");
-    return out;
+    return base::Status::IoError(path + ": cannot read the configuration (" +
+                                 (dir.empty() ? std::string(".") : dir) + " holds " +
+                                 std::to_string(ConfigNames(dir.empty() ? "." : dir).size()) +
+                                 " of them; see rca-bench configs)");
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -48,13 +51,9 @@ ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>&
   try {
     y = YAML::Load(text.str());
   } catch (const YAML::Exception& e) {
-    error(std::string("not YAML: ") + e.what());
-    return out;
+    return base::Status::InvalidArgument(path + ": not YAML: " + e.what());
   }
-  if (!y.IsMap()) {
-    error("must be a YAML mapping");
-    return out;
-  }
+  if (!y.IsMap()) return base::Status::InvalidArgument(path + ": must be a YAML mapping");
   AgentConfig c;
   c.file = path;
   c.hash = "sha256:" + scenarios::Sha256Hex(text.str(), 16);
@@ -128,8 +127,8 @@ ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>&
   } catch (const YAML::Exception& e) {
     error(std::string("wrong type: ") + e.what());
   }
-  if (out.errors.empty()) out.config = std::move(c);
-  return out;
+  if (!errors.empty()) return base::Status::InvalidArgument(std::move(errors));
+  return c;
 }
 
 }  // namespace slurm_rca::agents

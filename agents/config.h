@@ -5,9 +5,9 @@
 // The hash of the file's bytes goes into every submission header, so a result always names the
 // exact configuration it came from.
 //
-//   ConfigResult c = LoadConfig(ConfigPath("C"));
-//   if (!c.config) for (auto& e : c.errors) std::cerr << e << "\n";
-//   c.config->hash;   // "sha256:" + 16 hex digits of the file
+//   base::Result<AgentConfig> c = LoadConfig(ConfigPath(dir, "C"));
+//   if (!c.ok()) std::cerr << c.status().message() << "\n";   // every error, one a line
+//   c->hash;   // "sha256:" + 16 hex digits of the file
 //
 // Refused: unknown keys, a tools value other than raw|mcp|none, specialists outside logs,
 // scheduler, telemetry, validator, an abstention threshold outside [0, 1] or without a
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "agents/llm/loop.h"
+#include "base/status.h"
 
 namespace slurm_rca::agents {
 
@@ -43,18 +44,16 @@ struct AgentConfig {
   std::string instructions;
 };
 
-struct ConfigResult {
-  std::optional<AgentConfig> config;
-  std::vector<std::string> errors;  // "file: message"
-};
-
 // DIR/NAME.yaml, or NAME itself when it names a file.
 std::string ConfigPath(const std::string& dir, const std::string& name);
 // The names of every *.yaml under dir, sorted.
 std::vector<std::string> ConfigNames(const std::string& dir);
 
-// `known_ids`, when not empty, are the scenario ids a development split may name.
-ConfigResult LoadConfig(const std::string& path, const std::vector<std::string>& known_ids = {});
+// `known_ids`, when not empty, are the scenario ids a development split may name. Every error is
+// reported, not only the first: the status's message holds them one a line, each
+// "FILE: message" (an io error when the file cannot be read, else an invalid argument).
+base::Result<AgentConfig> LoadConfig(const std::string& path,
+                                     const std::vector<std::string>& known_ids = {});
 
 }  // namespace slurm_rca::agents
 

@@ -4,12 +4,13 @@
 #include "agents/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <unistd.h>
+#include <sstream>
 
 #include "agents/reference.h"
 #include "scenarios/validate.h"
@@ -33,8 +34,8 @@ TEST(Configs, ShippedOnesLoadAndAddWhatTheAblationSays) {
   std::map<std::string, AgentConfig> c;
   for (const std::string& name : ConfigNames(kSource + "/agents/configs")) {
     auto r = LoadConfig(kSource + "/agents/configs/" + name + ".yaml", ids);
-    ASSERT_TRUE(r.config) << name << ": " << (r.errors.empty() ? "" : r.errors.front());
-    c[name] = *r.config;
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+    c[name] = *r;
   }
   ASSERT_EQ(c.size(), 8u);
   EXPECT_EQ(c["A"].tools, "raw");
@@ -60,9 +61,10 @@ TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
       base::RunCorpus({.path = kSource + "/agents/testdata/broken_configs", .extension = ".yaml"},
                       [&ids](const base::CorpusCase& c) {
                         auto r = LoadConfig(c.path, ids);
-                        EXPECT_FALSE(r.config) << c.path;
+                        EXPECT_FALSE(r.ok()) << c.path;
                         std::vector<base::Diagnostic> out;
-                        for (const std::string& e : r.errors)
+                        std::istringstream lines(r.status().message());
+                        for (std::string e; std::getline(lines, e);)
                           out.push_back({.file = c.path, .message = e});
                         return out;
                       });
@@ -72,8 +74,9 @@ TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
 
 TEST(Configs, AMissingFileIsAnErrorAndTheHashFollowsTheBytes) {
   auto r = LoadConfig("/nonexistent/X.yaml");
-  EXPECT_FALSE(r.config);
-  ASSERT_FALSE(r.errors.empty());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), base::Status::Code::kIoError);
+  EXPECT_NE(r.status().message().find("/nonexistent/X.yaml: cannot read"), std::string::npos);
   fs::path tmp = fs::temp_directory_path() / ("cfg_" + std::to_string(::getpid()));
   fs::create_directories(tmp);
   std::ofstream(tmp / "X.yaml") << "name: X\ntools: none\ninstructions: a\n";
@@ -81,9 +84,9 @@ TEST(Configs, AMissingFileIsAnErrorAndTheHashFollowsTheBytes) {
   std::ofstream(tmp / "X.yaml") << "name: X\ntools: none\ninstructions: b\n";
   auto b = LoadConfig((tmp / "X.yaml").string());
   fs::remove_all(tmp);
-  ASSERT_TRUE(a.config && b.config);
-  EXPECT_NE(a.config->hash, b.config->hash);
-  EXPECT_EQ(a.config->hash.rfind("sha256:", 0), 0u);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->hash, b->hash);
+  EXPECT_EQ(a->hash.rfind("sha256:", 0), 0u);
 }
 
 TEST(Reference, TicketRulesPointAtWhereTheSymptomShows) {

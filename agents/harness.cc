@@ -9,6 +9,8 @@
 
 namespace slurm_rca::agents {
 
+using base::Status;
+
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 

@@ -42,7 +42,7 @@ class Session {
   virtual mcp::Client* client() = 0;
   virtual mcp::Backend* backend() = 0;
 };
-using SessionFactory = std::function<Result<std::unique_ptr<Session>>(const Task&)>;
+using SessionFactory = std::function<base::Result<std::unique_ptr<Session>>(const Task&)>;
 
 // One configuration on one task. `model` may be null for reference agents. `mcp_calls` (may be
 // null) receives the number of MCP tool calls and raw reads made. A run that reads through the

@@ -4,6 +4,8 @@
 
 namespace slurm_rca::agents {
 
+using base::Status;
+
 using Json = nlohmann::json;
 
 McpTools::McpTools(mcp::Client* client, std::set<std::string> topics)

@@ -33,7 +33,7 @@ class McpTools : public ToolSet {
   // slurm_query and slurm_describe refuse other topics and slurm_overview is not offered.
   McpTools(mcp::Client* client, std::set<std::string> topics = {});
   // tools/list; an error names what failed.
-  Status Load();
+  base::Status Load();
   std::vector<ToolSpec> Specs() const override;
   ToolResult Call(const std::string& name, const nlohmann::json& arguments) override;
   int calls() const { return calls_; }

@@ -41,6 +41,7 @@
 namespace {
 
 using namespace slurm_rca::agents;
+using slurm_rca::base::Result;
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 

@@ -35,6 +35,7 @@
 namespace {
 
 using namespace slurm_rca::live;
+using slurm_rca::base::Status;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::seconds;

@@ -29,6 +29,7 @@
 namespace {
 
 using namespace slurm_rca::live;
+using slurm_rca::base::Status;
 
 struct Config {
   std::string name;

@@ -263,7 +263,7 @@ double Latency::Percentile(double p) const {
   return us[std::clamp<size_t>(rank, 1, us.size()) - 1];
 }
 
-base::Status CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r) {
+base::Status CheckAnswer(const base::Result<mcp::ToolCallResult>& r) {
   if (!r.ok()) return base::Status::Error(r.status().ToString());
   if (r->is_error) return base::Status::Error("tool error: " + r->Text());
   if (!r->structured || !r->structured->contains("rows") || !(*r->structured)["rows"].is_array() ||

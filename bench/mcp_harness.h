@@ -105,7 +105,7 @@ double CpuSeconds(pid_t pid);
 // OK when the answer is a successful slurm_query with rows, else a failed status
 // (Status::Error) saying why not: the call's own status as text, "tool error: ...", or "no rows
 // in structuredContent".
-base::Status CheckAnswer(const mcp::Result<mcp::ToolCallResult>& r);
+base::Status CheckAnswer(const base::Result<mcp::ToolCallResult>& r);
 
 struct Latency {
   std::vector<double> us;  // of the calls answered well, sorted

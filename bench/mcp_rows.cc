@@ -329,7 +329,7 @@ void SdkStdioCalls(ServerProcess& p, const Expected& e, double seconds, Rep& rep
   mcp::Client client(std::make_unique<mcp::StdioClientTransport>(p.from_child(), p.to_child()),
                      mcp::ClientOptions{.timeout = kCallTimeout});
   const Json arguments = Json::parse(e.arguments);
-  auto check = [&](const mcp::Result<mcp::ToolCallResult>& r) -> base::Status {
+  auto check = [&](const base::Result<mcp::ToolCallResult>& r) -> base::Status {
     if (base::Status s = CheckAnswer(r); !s.ok()) return s;
     const size_t rows = (*r->structured)["rows"].size();
     if (rows != static_cast<size_t>(e.rows)) {

@@ -63,19 +63,18 @@ std::string SlurmMcpPath(const std::string& given) {
 
 class ReplaySession : public agents::Session {
  public:
-  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                               const agents::Task& t) {
+  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                             const agents::Task& t) {
     auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
     auto replay = mcp::ReplayBackend::Open(t.bundle_dir);
     if (!replay.ok()) {
-      return agents::Status::Unavailable("bundle " + t.bundle_dir + ": " +
-                                         replay.status().message());
+      return base::Status::Unavailable("bundle " + t.bundle_dir + ": " + replay.status().message());
     }
     s->backend_ = std::move(replay).value();
     s->backend_->SetOffset(t.offset_s);
     auto child = live::McpChild::Start(
         slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)});
-    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
     s->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(s));
   }
@@ -92,10 +91,10 @@ class ReplaySession : public agents::Session {
 // session ends.
 class LiveSession : public agents::Session {
  public:
-  static agents::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                               const sc::Scenario& s,
-                                                               const RunCommandOptions& o,
-                                                               double offset_s) {
+  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
+                                                             const sc::Scenario& s,
+                                                             const RunCommandOptions& o,
+                                                             double offset_s) {
     auto session = std::unique_ptr<LiveSession>(new LiveSession(s));
     live::LabOptions lo;
     lo.dir = o.lab_dir;
@@ -106,17 +105,17 @@ class LiveSession : public agents::Session {
     session->lab_ = std::make_unique<live::Lab>(lo);
     std::ostringstream progress;
     if (auto st = session->lab_->Up(progress); !st.ok()) {
-      return agents::Status::Unavailable("lab up: " + st.message());
+      return base::Status::Unavailable("lab up: " + st.message());
     }
     session->up_ = true;
     if (auto st = live::InjectScenario(*session->lab_, s, progress); !st.ok()) {
-      return agents::Status::Unavailable("inject " + s.id + ": " + st.message());
+      return base::Status::Unavailable("inject " + s.id + ": " + st.message());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(offset_s * 1000)));
     std::string host = live::HostNode(s);
     session->backend_ = std::make_unique<mcp::LiveBackend>(live::LiveOptionsFor(*session->lab_, host, 20));
     auto child = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20));
-    if (!child.ok()) return agents::Status::Unavailable("slurm-mcp: " + child.status().message());
+    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
     session->child_ = std::move(child).value();
     return std::unique_ptr<agents::Session>(std::move(session));
   }
@@ -236,15 +235,15 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   std::vector<agents::AgentConfig> configs;
   for (const std::string& name : o.configs) {
     auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, name), ids);
-    if (!c.config) {
-      for (const std::string& e : c.errors) std::cerr << e << "\n";
+    if (!c.ok()) {
+      std::cerr << c.status().message() << "\n";
       return Fail("configuration " + name + " is not usable", kUsage);
     }
-    if (c.config->kind == "agent" && o.model.backend.kind.empty()) {
+    if (c->kind == "agent" && o.model.backend.kind.empty()) {
       return Fail("configuration " + name + " needs a model: --backend openai|anthropic|scripted "
                   "(and --model, --base-url, --api-key-env; see rca-bench run --help)", kUsage);
     }
-    configs.push_back(*c.config);
+    configs.push_back(*c);
   }
   if (!o.slurm_script.empty()) {
     for (const auto& c : configs) {
@@ -407,17 +406,17 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
 int DiagnoseCommand(const DiagnoseOptions& o) {
   if (o.symptom.empty()) return Fail("--symptom is required", kUsage);
   auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, o.config));
-  if (!c.config) {
-    for (const std::string& e : c.errors) std::cerr << e << "\n";
+  if (!c.ok()) {
+    std::cerr << c.status().message() << "\n";
     return Fail("configuration " + o.config + " is not usable", kUsage);
   }
-  if (c.config->kind == "agent" && o.model.backend.kind.empty()) {
+  if (c->kind == "agent" && o.model.backend.kind.empty()) {
     return Fail("configuration " + o.config + " needs a model: --backend ...", kUsage);
   }
   std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
   if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
   std::unique_ptr<agents::Backend> model;
-  if (c.config->kind == "agent") {
+  if (c->kind == "agent") {
     auto m = agents::MakeBackend(o.model.backend, ProcessEnvironment);
     if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
     model = std::move(m.value());
@@ -471,13 +470,12 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   task.task_id = "diagnose";
   task.ticket = o.symptom;
   int calls = 0;
-  agents::RunResult r = agents::RunConfigured(*c.config, model.get(), &session,
-                                              g.graph ? &*g.graph : nullptr, task,
-                                              transcript.get(), &calls);
+  agents::RunResult r = agents::RunConfigured(
+      *c, model.get(), &session, g.graph ? &*g.graph : nullptr, task, transcript.get(), &calls);
   Json answer = agents::DiagnosisToJson(r.diagnosis);
   if (o.json) {
-    Json j = {{"configuration", c.config->name},
-              {"configuration_hash", c.config->hash},
+    Json j = {{"configuration", c->name},
+              {"configuration_hash", c->hash},
               {"answered", r.finished},
               {"end_reason", r.end_reason},
               {"answer", answer},
@@ -579,12 +577,12 @@ int ConfigsCommand(const std::vector<sc::Scenario>& suite) {
             << "|---|---|---|---|---|---|---|---|\n";
   for (const std::string& name : agents::ConfigNames(Paths().configs)) {
     auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, name), ids);
-    if (!c.config) {
-      for (const std::string& e : c.errors) std::cerr << e << "\n";
+    if (!c.ok()) {
+      std::cerr << c.status().message() << "\n";
       ++bad;
       continue;
     }
-    const auto& x = *c.config;
+    const auto& x = *c;
     std::string sp;
     for (const auto& s : x.specialists) sp += (sp.empty() ? "" : ", ") + s;
     std::cout << "| " << x.name << " | " << x.kind << (x.kind == "reference" ? " (" + x.reference + ")" : "")
@@ -624,11 +622,11 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
   std::vector<std::string> ids;
   for (const sc::Scenario& s : suite) ids.push_back(s.id);
   auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, config), ids);
-  if (!c.config) {
-    for (const std::string& e : c.errors) std::cerr << e << "\n";
+  if (!c.ok()) {
+    std::cerr << c.status().message() << "\n";
     return Fail("configuration " + config + " is not usable", kUsage);
   }
-  if (!c.config->abstention) return Fail(config + " declares no abstention", kUsage);
+  if (!c->abstention) return Fail(config + " declares no abstention", kUsage);
   std::ifstream in(submission, std::ios::binary);
   if (!in) return Fail("cannot read " + submission, kUsage);
   std::stringstream text;
@@ -641,7 +639,7 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
   // Fitted on the development split only: the test split ranks the leaderboard.
   std::vector<std::pair<const sc::Scenario*, const Answer*>> dev;
   for (const sc::Scenario& s : suite) {
-    if (s.split != c.config->abstention->development_split || s.status != "runnable") continue;
+    if (s.split != c->abstention->development_split || s.status != "runnable") continue;
     const Answer* a = nullptr;
     for (const Answer& x : p.submission->answers) {
       if (x.scenario_id == s.id) a = &x;
@@ -669,7 +667,7 @@ int FitAbstentionCommand(const std::string& submission, const std::string& confi
   }
   std::cout << "fitted threshold " << Fixed(best_t, 3) << " (depth " << Fixed(best)
             << " on the development split; the lowest threshold reaching it). Record it in "
-            << c.config->file << " with how it was fitted, before any test-split result.\n";
+            << c->file << " with how it was fitted, before any test-split result.\n";
   return 0;
 }
 

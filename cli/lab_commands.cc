@@ -139,25 +139,25 @@ class LabCommands : public CommandGroup {
 
     if (*record) {
       record_options.fixtures = Paths().fixtures;
-      slurm_rca::live::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
+      slurm_rca::base::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }
     if (*capture) {
       capture_options.source = Paths().source;
-      slurm_rca::live::Status s = slurm_rca::live::CaptureReads(capture_options, std::cout);
+      slurm_rca::base::Status s = slurm_rca::live::CaptureReads(capture_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }
 
     Lab lab(options);
     if (*up) {
-      slurm_rca::live::Status s = lab.Up(std::cout);
+      slurm_rca::base::Status s = lab.Up(std::cout);
       if (s.ok()) return 0;
       return Fail(s.message() + (lab.exists() ? "; `rca-bench cluster down --dir " + options.dir +
                                                     "` stops what was started"
                                               : ""));
     }
     if (*down) {
-      slurm_rca::live::Status s = lab.Down(std::cout);
+      slurm_rca::base::Status s = lab.Down(std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }
     if (*env) {
@@ -237,14 +237,14 @@ class LabCommands : public CommandGroup {
                                                           {"partition", target.partition},
                                                           {"account", target.account},
                                                           {"qos", target.qos}}) {
-      if (auto err = sc::CheckFaultOption(opt, value)) {
-        std::cerr << "rca-bench: " << *err << "\n";
+      if (base::Status st = sc::CheckFaultOption(opt, value); !st.ok()) {
+        std::cerr << "rca-bench: " << st.message() << "\n";
         return kUsage;
       }
     }
     if (!target.limit.empty()) {
-      if (auto err = sc::CheckFaultOption("limit", target.limit)) {
-        std::cerr << "rca-bench: " << *err << "\n";
+      if (base::Status st = sc::CheckFaultOption("limit", target.limit); !st.ok()) {
+        std::cerr << "rca-bench: " << st.message() << "\n";
         return kUsage;
       }
     }

@@ -343,7 +343,7 @@ class ScenarioCommands : public CommandGroup {
           std::cout << "recording " << s->id << " (" << rec.trials << " trials, observe "
                     << s->observe_s << " s)\n";
           std::cout.flush();
-          slurm_rca::live::Status st = slurm_rca::live::RecordScenario(*s, rec, std::cout);
+          slurm_rca::base::Status st = slurm_rca::live::RecordScenario(*s, rec, std::cout);
           if (!st.ok()) {
             std::cout << "FAILED " << s->id << ": " << st.message() << "\n";
             failed += " " + s->id;
@@ -366,12 +366,12 @@ class ScenarioCommands : public CommandGroup {
       Lab lab(options);
       if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");
       if (*sinject) {
-        slurm_rca::live::Status st = slurm_rca::live::InjectScenario(lab, *chosen[0], std::cout);
+        slurm_rca::base::Status st = slurm_rca::live::InjectScenario(lab, *chosen[0], std::cout);
         return st.ok() ? 0 : Fail(st.message());
       }
       std::vector<sc::Scenario> heal_list;
       for (const sc::Scenario* s : chosen) heal_list.push_back(*s);
-      slurm_rca::live::Status st = slurm_rca::live::HealAll(lab, heal_list, std::cout);
+      slurm_rca::base::Status st = slurm_rca::live::HealAll(lab, heal_list, std::cout);
       if (st.ok()) std::cout << "healed " << heal_list.size() << " scenario(s)\n";
       return st.ok() ? 0 : Fail(st.message());
     }

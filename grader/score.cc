@@ -210,7 +210,8 @@ class Parser {
     auto actions = Strings(a, "actions_proposed", line);
     if (actions) {
       for (const std::string& act : *actions) {
-        if (auto err = sc::ParseAction(act)) Add(line, "actions_proposed: " + *err);
+        base::Result<sc::Action> parsed = sc::ParseAction(act);
+        if (!parsed.ok()) Add(line, "actions_proposed: " + parsed.status().message());
       }
       ans.actions = *actions;
     }

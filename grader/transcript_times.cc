@@ -10,23 +10,24 @@ namespace slurm_rca::grader {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-bool ReadTranscript(const std::string& text, const std::string& file, HarnessTime* out,
-                    bool* submitted, std::string* problem) {
+base::Result<std::optional<HarnessTime>> ReadTranscript(const std::string& text,
+                                                        const std::string& file) {
+  auto problem = [&file](int n, const std::string& what) {
+    return base::Status::InvalidArgument(file + ":" + std::to_string(n) + ": " + what);
+  };
   std::istringstream in(text);
   std::string line;
   int n = 0;
   bool have_ticket = false;
   double ticket_t = 0;
-  *submitted = false;
+  std::optional<HarnessTime> out;  // set by the first valid submit
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     Json j = Json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("event") || !j["event"].is_string() ||
         !j.contains("t") || !j["t"].is_number()) {
-      *problem = file + ":" + std::to_string(n) + ": not a transcript event (an object with "
-                 "\"event\" and a numeric \"t\")";
-      return false;
+      return problem(n, "not a transcript event (an object with \"event\" and a numeric \"t\")");
     }
     std::string event = j["event"];
     double t = j["t"].get<double>();
@@ -35,27 +36,22 @@ bool ReadTranscript(const std::string& text, const std::string& file, HarnessTim
       ticket_t = t;
     } else if (event == "submit" && j.contains("valid") && j["valid"] == true) {
       if (!have_ticket) {
-        *problem = file + ":" + std::to_string(n) + ": a submit before any ticket event";
-        return false;
+        return problem(n, "a submit before any ticket event");
       }
       const Json& a = j.contains("answer") ? j["answer"] : Json();
       if (!a.is_object() || !a.contains("root_cause") || !a["root_cause"].is_string()) {
-        *problem = file + ":" + std::to_string(n) + ": a valid submit without answer.root_cause";
-        return false;
+        return problem(n, "a valid submit without answer.root_cause");
       }
       // The time is the first commitment's; the answer is the last one (the harness may turn a
       // committed answer into an abstention after the model's submit).
-      if (!*submitted) out->seconds = t - ticket_t;
-      *submitted = true;
+      if (!out) out = HarnessTime{.seconds = t - ticket_t, .file = file};
       out->root_cause = a["root_cause"];
     }
   }
   if (!have_ticket) {
-    *problem = file + ": no ticket event, so no start to measure from";
-    return false;
+    return base::Status::InvalidArgument(file + ": no ticket event, so no start to measure from");
   }
-  out->file = file;
-  return true;
+  return out;
 }
 
 HarnessTimes ReadTranscripts(const std::string& dir, const std::vector<scenarios::Scenario>& suite) {
@@ -80,15 +76,13 @@ HarnessTimes ReadTranscripts(const std::string& dir, const std::vector<scenarios
     std::ifstream in(f, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    HarnessTime t;
-    bool submitted = false;
-    std::string problem;
-    if (!ReadTranscript(text.str(), f.filename().string(), &t, &submitted, &problem)) {
-      out.problems.push_back(problem);
-    } else if (!submitted) {
+    base::Result<std::optional<HarnessTime>> t = ReadTranscript(text.str(), f.filename().string());
+    if (!t.ok()) {
+      out.problems.push_back(t.status().message());
+    } else if (!*t) {
       out.unanswered.push_back(s->id);
     } else {
-      out.by_scenario[s->id] = t;
+      out.by_scenario[s->id] = **t;
     }
   }
   return out;

@@ -14,9 +14,11 @@
 #define SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::grader {
@@ -36,10 +38,11 @@ struct HarnessTimes {
 // Reads every *.jsonl of `dir`. A missing directory gives an empty result and no problem.
 HarnessTimes ReadTranscripts(const std::string& dir, const std::vector<scenarios::Scenario>& suite);
 
-// Reads one transcript's text; `file` names it in problems. Returns false (and adds a problem)
-// when it has no ticket event or is not JSON Lines.
-bool ReadTranscript(const std::string& text, const std::string& file, HarnessTime* out,
-                    bool* submitted, std::string* problem);
+// Reads one transcript's text; `file` names it in the message. nullopt when it has no valid submit
+// (the budget ran out); an invalid argument ("FILE:LINE: why", or "FILE: why") when it has no
+// ticket event, is not JSON Lines, or a valid submit has no root cause.
+base::Result<std::optional<HarnessTime>> ReadTranscript(const std::string& text,
+                                                        const std::string& file);
 
 }  // namespace slurm_rca::grader
 

@@ -12,45 +12,52 @@ namespace slurm_rca::grader {
 namespace {
 
 TEST(Transcripts, TimeIsFromTheTicketToTheFirstValidSubmitAnswerIsTheLast) {
-  HarnessTime t;
-  bool submitted = false;
-  std::string problem;
-  ASSERT_TRUE(ReadTranscript(
+  base::Result<std::optional<HarnessTime>> t = ReadTranscript(
       "{\"t\": 0, \"event\": \"start\"}\n"
       "{\"t\": 0.5, \"event\": \"ticket\", \"text\": \"x\"}\n"
       "{\"t\": 2, \"event\": \"submit\", \"valid\": false, \"error\": \"not a component\"}\n"
-      "{\"t\": 9.75, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": \"db.mysql\"}}\n"
-      "{\"t\": 20, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": \"unknown\"}}\n",
-      "a.jsonl", &t, &submitted, &problem))
-      << problem;
-  EXPECT_TRUE(submitted);
-  EXPECT_DOUBLE_EQ(t.seconds, 9.25);
-  EXPECT_EQ(t.root_cause, "unknown");  // the last commitment is the answer; the first, the time
+      "{\"t\": 9.75, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": "
+      "\"db.mysql\"}}\n"
+      "{\"t\": 20, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": "
+      "\"unknown\"}}\n",
+      "a.jsonl");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_TRUE(*t);
+  EXPECT_DOUBLE_EQ((*t)->seconds, 9.25);
+  EXPECT_EQ((*t)->root_cause, "unknown");  // the last commitment is the answer; the first, the time
 }
 
 TEST(Transcripts, NoTicketOrNotJsonIsAProblemAndBudgetOutIsNoSubmit) {
-  HarnessTime t;
-  bool submitted = true;
-  std::string problem;
-  EXPECT_FALSE(ReadTranscript("{\"t\": 1, \"event\": \"end\"}\n", "a.jsonl", &t, &submitted,
-                              &problem));
-  EXPECT_NE(problem.find("no ticket"), std::string::npos) << problem;
-  EXPECT_FALSE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\nnot json\n", "b.jsonl", &t,
-                              &submitted, &problem));
-  EXPECT_EQ(problem.rfind("b.jsonl:2:", 0), 0u) << problem;
-  ASSERT_TRUE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 900, \"event\": "
-                             "\"end\", \"reason\": \"budget:wall\"}\n",
-                             "c.jsonl", &t, &submitted, &problem));
-  EXPECT_FALSE(submitted);
+  auto problem = [](const std::string& text, const std::string& file) {
+    base::Result<std::optional<HarnessTime>> t = ReadTranscript(text, file);
+    EXPECT_FALSE(t.ok()) << file;
+    return t.ok() ? std::string() : t.status().message();
+  };
+  EXPECT_NE(problem("{\"t\": 1, \"event\": \"end\"}\n", "a.jsonl").find("no ticket"),
+            std::string::npos);
+  EXPECT_EQ(
+      problem("{\"t\": 0, \"event\": \"ticket\"}\nnot json\n", "b.jsonl").rfind("b.jsonl:2:", 0),
+      0u);
+  // Read, but no valid submit: the budget ran out.
+  auto unanswered = [](const std::string& text, const std::string& file) {
+    base::Result<std::optional<HarnessTime>> t = ReadTranscript(text, file);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t.ok() && !*t;
+  };
+  EXPECT_TRUE(
+      unanswered("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 900, \"event\": "
+                 "\"end\", \"reason\": \"budget:wall\"}\n",
+                 "c.jsonl"));
   // valid must be the boolean true, not a truthy value (and a string there is not an error).
-  ASSERT_TRUE(ReadTranscript("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 1, \"event\": "
-                             "\"submit\", \"valid\": \"yes\"}\n",
-                             "d.jsonl", &t, &submitted, &problem));
-  EXPECT_FALSE(submitted);
-  EXPECT_FALSE(ReadTranscript("{\"t\": 1, \"event\": \"submit\", \"valid\": true, \"answer\": "
-                              "{\"root_cause\": \"db.mysql\"}}\n",
-                              "e.jsonl", &t, &submitted, &problem));
-  EXPECT_NE(problem.find("before any ticket"), std::string::npos) << problem;
+  EXPECT_TRUE(
+      unanswered("{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 1, \"event\": "
+                 "\"submit\", \"valid\": \"yes\"}\n",
+                 "d.jsonl"));
+  EXPECT_NE(problem("{\"t\": 1, \"event\": \"submit\", \"valid\": true, \"answer\": "
+                    "{\"root_cause\": \"db.mysql\"}}\n",
+                    "e.jsonl")
+                .find("before any ticket"),
+            std::string::npos);
 }
 
 TEST(Transcripts, ScoreUsesOnlyTimesWhoseAnswerAgrees) {

@@ -34,6 +34,7 @@
 namespace {
 
 using namespace slurm_rca::mcp;
+using slurm_rca::base::Status;
 
 constexpr int kUsage = 2;
 

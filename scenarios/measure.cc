@@ -19,8 +19,8 @@ const std::vector<PlannedRead>& RecorderPlan() {
     std::vector<PlannedRead> p;
     std::set<std::vector<std::string>> seen;
     auto add = [&](const mcp::Topic& t, const mcp::Filters& f) {
-      mcp::BuiltArgv b = mcp::BuildArgv(t, f);
-      if (b.error.empty() && seen.insert(b.argv).second) p.push_back({&t, b.argv});
+      base::Result<std::vector<std::string>> argv = mcp::BuildArgv(t, f);
+      if (argv.ok() && seen.insert(*argv).second) p.push_back({&t, *argv});
     };
     for (const mcp::Topic& topic : mcp::Topics()) {
       // Node files (the fabric topic, #10) are not an argv: the recorder's Read would only record
@@ -51,8 +51,8 @@ std::vector<std::string> SignalArgv(const Signal& signal) {
     return {"log", signal.daemon.empty() ? "slurmctld" : signal.daemon};
   }
   mcp::Filters f(signal.filters.begin(), signal.filters.end());
-  mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
-  return built.error.empty() ? built.argv : std::vector<std::string>{};
+  base::Result<std::vector<std::string>> argv = mcp::BuildArgv(*topic, f);
+  return argv.ok() ? *argv : std::vector<std::string>{};
 }
 
 namespace {
@@ -275,7 +275,7 @@ std::optional<int> MinimumCalls(const Scenario& scenario, const Measurement& m) 
   int in_overview = 0;
   for (const char* name : overview) {
     const mcp::Topic* topic = mcp::FindTopic(name);
-    if (topic && reads.count(mcp::BuildArgv(*topic, {}).argv)) ++in_overview;
+    if (topic && reads.count(mcp::DefaultArgv(*topic))) ++in_overview;
   }
   int calls = static_cast<int>(reads.size()) - in_overview + (in_overview > 0 ? 1 : 0);
   return calls;

@@ -56,14 +56,16 @@ TEST(Vocabulary, SeedComponentsPlusMunge) {
 }
 
 TEST(Vocabulary, Actions) {
-  Action a;
-  EXPECT_FALSE(ParseAction("repair:storage.state_save", &a));
-  EXPECT_EQ(a.verb, "repair");
-  EXPECT_EQ(a.component, "storage.state_save");
-  EXPECT_TRUE(ParseAction("repair"));
-  EXPECT_TRUE(ParseAction("reboot:slurm.slurmd"));
-  EXPECT_TRUE(ParseAction("restart:slurm.nothing"));
-  EXPECT_TRUE(ParseAction("investigate:unknown"));
+  base::Result<Action> a = ParseAction("repair:storage.state_save");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->verb, "repair");
+  EXPECT_EQ(a->component, "storage.state_save");
+  EXPECT_EQ(ParseAction("repair").status().message(), "action 'repair' is not verb:component");
+  EXPECT_FALSE(ParseAction("reboot:slurm.slurmd").ok());
+  EXPECT_EQ(ParseAction("restart:slurm.nothing").status().message(),
+            "action 'restart:slurm.nothing': unknown component");
+  EXPECT_EQ(ParseAction("investigate:unknown").status().message(),
+            "action 'investigate:unknown': cannot act on unknown");
 }
 
 TEST(Vocabulary, FaultsMirrorTheLiveCatalog) {

@@ -117,32 +117,35 @@ std::string Fmt(double d) {
   return s;
 }
 
-std::optional<std::string> CheckSignal(const Signal& g) {
+// OK, or why the signal cannot be measured (its topic, filters, daemon or match).
+base::Status CheckSignal(const Signal& g) {
+  auto bad = [](std::string why) { return base::Status::InvalidArgument(std::move(why)); };
   const mcp::Topic* topic = mcp::FindTopic(g.topic);
-  if (!topic) return "no slurm-mcp topic '" + g.topic + "'";
+  if (!topic) return bad("no slurm-mcp topic '" + g.topic + "'");
   if (topic->source == mcp::Source::kDaemonLog) {
-    if (!g.filters.empty()) return "a logs signal takes daemon and match, not filters";
+    if (!g.filters.empty()) return bad("a logs signal takes daemon and match, not filters");
     if (!g.daemon.empty() && g.daemon != "slurmctld" && g.daemon != "slurmdbd" &&
         g.daemon != "slurmd") {
-      return "daemon '" + g.daemon + "' is not slurmctld, slurmdbd or slurmd";
+      return bad("daemon '" + g.daemon + "' is not slurmctld, slurmdbd or slurmd");
     }
   } else {
-    if (!g.daemon.empty()) return "daemon is for the logs topic only";
+    if (!g.daemon.empty()) return bad("daemon is for the logs topic only");
     mcp::Filters f(g.filters.begin(), g.filters.end());
-    mcp::BuiltArgv built = mcp::BuildArgv(*topic, f);
-    if (!built.error.empty()) return g.topic + ": " + built.error;
+    base::Result<std::vector<std::string>> argv = mcp::BuildArgv(*topic, f);
+    if (!argv.ok()) return bad(g.topic + ": " + argv.status().message());
     bool recorded = false;
-    for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == built.argv;
+    for (const PlannedRead& p : RecorderPlan()) recorded = recorded || p.argv == *argv;
     if (!recorded) {
-      return g.topic + ": the recorder reads each topic bare or with one filter at its example "
-                       "value (slurm_describe), not with these filters";
+      return bad(g.topic +
+                 ": the recorder reads each topic bare or with one filter at its example "
+                 "value (slurm_describe), not with these filters");
     }
   }
   if (!g.match.empty()) {
     RE2 re(g.match, RE2::Quiet);
-    if (!re.ok()) return "match '" + g.match + "' is not RE2: " + re.error();
+    if (!re.ok()) return bad("match '" + g.match + "' is not RE2: " + re.error());
   }
-  return std::nullopt;
+  return base::Status();
 }
 
 // True when a hop (or a red herring's shown hop) has no evidence, or a blank evidence string.
@@ -229,8 +232,8 @@ std::vector<Problem> Checker::Run() {
 void Checker::Actions(const std::vector<Item>& items, const std::string& where,
                       std::set<std::string>* seen) {
   for (const Item& a : items) {
-    if (auto err = ParseAction(a.value)) {
-      Add(a.line, "action-invalid", where + ": " + *err);
+    if (base::Result<Action> act = ParseAction(a.value); !act.ok()) {
+      Add(a.line, "action-invalid", where + ": " + act.status().message());
     } else if (!seen->insert(a.value).second) {
       Add(a.line, "action-duplicate", where + ": '" + a.value + "' is listed twice");
     }
@@ -244,7 +247,7 @@ void Checker::Signals(int line, const std::string& who, const std::vector<Signal
     Add(line, "signals-missing", who + " has no signals to measure it by");
   }
   for (const Signal& g : signals) {
-    if (auto err = CheckSignal(g)) Add(g.line, "signal-invalid", *err);
+    if (base::Status st = CheckSignal(g); !st.ok()) Add(g.line, "signal-invalid", st.message());
   }
 }
 
@@ -481,8 +484,8 @@ void Checker::CheckFaults() {
     for (const auto& [opt, value] : f.target) {
       if (std::find(p->options.begin(), p->options.end(), opt) == p->options.end()) {
         Add(f.line, "fault-option", f.name + " does not read the option '" + opt + "'");
-      } else if (auto err = CheckFaultOption(opt, value)) {
-        Add(f.line, "fault-option", f.name + ": " + *err);
+      } else if (base::Status st = CheckFaultOption(opt, value); !st.ok()) {
+        Add(f.line, "fault-option", f.name + ": " + st.message());
       }
     }
   }

@@ -54,21 +54,22 @@ const std::vector<std::string_view>& ActionVerbs() {
   return verbs;
 }
 
-std::optional<std::string> ParseAction(std::string_view text, Action* out) {
+base::Result<Action> ParseAction(std::string_view text) {
+  auto bad = [text](const std::string& why) {
+    return base::Status::InvalidArgument("action '" + std::string(text) + why);
+  };
   size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
-    return "action '" + std::string(text) + "' is not verb:component";
+    return bad("' is not verb:component");
   }
   std::string_view verb = text.substr(0, colon);
   std::string_view comp = text.substr(colon + 1);
   if (std::find(ActionVerbs().begin(), ActionVerbs().end(), verb) == ActionVerbs().end()) {
-    return "action '" + std::string(text) +
-           "': unknown verb (restart, drain, resume, repair, reset, investigate)";
+    return bad("': unknown verb (restart, drain, resume, repair, reset, investigate)");
   }
-  if (!IsComponent(comp)) return "action '" + std::string(text) + "': unknown component";
-  if (comp == kUnknown) return "action '" + std::string(text) + "': cannot act on unknown";
-  if (out) *out = {std::string(verb), std::string(comp)};
-  return std::nullopt;
+  if (!IsComponent(comp)) return bad("': unknown component");
+  if (comp == kUnknown) return bad("': cannot act on unknown");
+  return Action{std::string(verb), std::string(comp)};
 }
 
 const std::vector<FaultPrimitive>& FaultPrimitives() {
@@ -105,28 +106,30 @@ const FaultPrimitive* FindFault(std::string_view name) {
 
 namespace {
 
-std::optional<std::string> OneOf(std::string_view option, std::string_view value,
-                                 std::vector<std::string_view> allowed) {
-  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return std::nullopt;
+base::Status Invalid(std::string why) { return base::Status::InvalidArgument(std::move(why)); }
+
+base::Status OneOf(std::string_view option, std::string_view value,
+                   std::vector<std::string_view> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return base::Status();
   std::string list;
   for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  return std::string(option) + " '" + std::string(value) + "' is not one of " + list;
+  return Invalid(std::string(option) + " '" + std::string(value) + "' is not one of " + list);
 }
 
-std::optional<std::string> IntIn(std::string_view option, std::string_view value, int lo, int hi) {
+base::Status IntIn(std::string_view option, std::string_view value, int lo, int hi) {
   bool digits = !value.empty() && value.size() < 7 &&
                 std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(c); });
   int v = digits ? std::stoi(std::string(value)) : -1;
-  if (digits && v >= lo && v <= hi) return std::nullopt;
-  return std::string(option) + " '" + std::string(value) + "' is not an integer in [" +
-         std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (digits && v >= lo && v <= hi) return base::Status();
+  return Invalid(std::string(option) + " '" + std::string(value) + "' is not an integer in [" +
+                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
 }  // namespace
 
-std::optional<std::string> CheckFaultOption(std::string_view option, std::string_view value) {
+base::Status CheckFaultOption(std::string_view option, std::string_view value) {
   if (option == "daemon") {
-    if (value.rfind("slurmd-", 0) == 0 && value.size() > 7) return std::nullopt;  // slurmd-node3
+    if (value.rfind("slurmd-", 0) == 0 && value.size() > 7) return base::Status();  // slurmd-node3
     return OneOf(option, value, {"slurmdbd", "slurmctld", "mariadbd", "slurmd-<node>"});
   }
   if (option == "state") return OneOf(option, value, {"DOWN", "DRAIN", "INACTIVE"});
@@ -134,9 +137,8 @@ std::optional<std::string> CheckFaultOption(std::string_view option, std::string
     bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
     });
-    return ok ? std::nullopt
-              : std::optional<std::string>(std::string(option) + " '" + std::string(value) +
-                                           "' is not a Slurm name");
+    return ok ? base::Status()
+              : Invalid(std::string(option) + " '" + std::string(value) + "' is not a Slurm name");
   }
   if (option == "limit") {
     static const std::vector<std::string_view> names = {
@@ -147,11 +149,11 @@ std::optional<std::string> CheckFaultOption(std::string_view option, std::string
     std::string_view v = eq == std::string_view::npos ? "" : value.substr(eq + 1);
     bool ok = std::find(names.begin(), names.end(), name) != names.end() && !v.empty() &&
               v.size() < 7 && std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c); });
-    return ok ? std::nullopt
-              : std::optional<std::string>("limit '" + std::string(value) +
-                                           "' is not NAME=INTEGER with NAME one of GrpJobs, "
-                                           "MaxJobs, GrpSubmitJobs, MaxSubmitJobs, "
-                                           "MaxJobsPerUser, MaxSubmitJobsPerUser");
+    return ok ? base::Status()
+              : Invalid("limit '" + std::string(value) +
+                        "' is not NAME=INTEGER with NAME one of GrpJobs, "
+                        "MaxJobs, GrpSubmitJobs, MaxSubmitJobs, "
+                        "MaxJobsPerUser, MaxSubmitJobsPerUser");
   }
   if (option == "mode") return OneOf(option, value, {"ecc", "driver"});
   if (option == "method") return OneOf(option, value, {"bind-ro", "immutable"});
@@ -162,13 +164,12 @@ std::optional<std::string> CheckFaultOption(std::string_view option, std::string
       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
              c == '[' || c == ']' || c == ',';
     });
-    return ok ? std::nullopt
-              : std::optional<std::string>("node '" + std::string(value) + "' is not a node name");
+    return ok ? base::Status() : Invalid("node '" + std::string(value) + "' is not a node name");
   }
   if (option == "reason") {
-    return value.empty() ? std::optional<std::string>("reason is blank") : std::nullopt;
+    return value.empty() ? Invalid("reason is blank") : base::Status();
   }
-  return "unknown option " + std::string(option);
+  return Invalid("unknown option " + std::string(option));
 }
 
 const std::vector<std::string_view>& Families() {

@@ -3,14 +3,16 @@
 // FaultCatalog() without linking it, so that read-path code such as slurm-mcp can use this).
 //
 //   if (!IsComponent("db.mysql")) ...;
-//   Action a; if (auto err = ParseAction("repair:storage.state_save", &a)) std::cerr << *err;
+//   base::Result<Action> a = ParseAction("repair:storage.state_save");
+//   if (!a.ok()) std::cerr << a.status().message();   // "action 'x': unknown component"
 #ifndef SLURM_RCA_SCENARIOS_VOCABULARY_H_
 #define SLURM_RCA_SCENARIOS_VOCABULARY_H_
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 namespace slurm_rca::scenarios {
 
@@ -35,8 +37,9 @@ struct Action {
   std::string verb;
   std::string component;
 };
-// `verb:component`; the component may not be `unknown`. Returns the error, if any.
-std::optional<std::string> ParseAction(std::string_view text, Action* out = nullptr);
+// `verb:component`; the component may not be `unknown`. An invalid argument names the action and
+// what is wrong with it.
+base::Result<Action> ParseAction(std::string_view text);
 
 struct FaultPrimitive {
   std::string_view name;
@@ -46,8 +49,9 @@ struct FaultPrimitive {
 // net-drop, drain, gpu-fake.
 const std::vector<FaultPrimitive>& FaultPrimitives();
 const FaultPrimitive* FindFault(std::string_view name);
-// Checks one target option's value (e.g. daemon must be slurmdbd, slurmctld or mariadbd).
-std::optional<std::string> CheckFaultOption(std::string_view option, std::string_view value);
+// Checks one target option's value (e.g. daemon must be slurmdbd, slurmctld or mariadbd): OK, or
+// an invalid argument that names the option, the value and what it may be.
+base::Status CheckFaultOption(std::string_view option, std::string_view value);
 
 // storage, accounting_db, controller, gpu, fabric, scheduler_config.
 const std::vector<std::string_view>& Families();

@@ -13,14 +13,6 @@ namespace slurm_rca::skills {
 
 namespace fs = std::filesystem;
 
-// Reads a whole file into *out; false when it cannot be read (base::ReadFile, in the shape the
-// loader's and linter's call sites test).
-bool ReadFile(const std::string& path, std::string* out) {
-  std::optional<std::string> text = base::ReadFile(path);
-  if (text) *out = std::move(*text);
-  return text.has_value();
-}
-
 namespace {
 
 // The line starting at `pos` without its end-of-line, and the position after it.
@@ -53,9 +45,9 @@ SkillLoad LoadSkill(const std::string& dir) {
     load.problems.push_back({s.path, line, rule, std::move(message)});
     return load;
   };
-  if (!ReadFile(s.path, &s.text)) {
-    return problem("missing-skill-md", 0, "a skill directory needs a readable SKILL.md");
-  }
+  std::optional<std::string> text = base::ReadFile(s.path);
+  if (!text) return problem("missing-skill-md", 0, "a skill directory needs a readable SKILL.md");
+  s.text = std::move(*text);
   size_t pos = 0;
   if (LineAt(s.text, 0, &pos) != "---") {
     return problem("frontmatter-missing", 1,
@@ -100,7 +92,9 @@ SkillLoad LoadSkill(const std::string& dir) {
       SkillFile f;
       f.path = it->path().string();
       f.relative_path = it->path().lexically_relative(dir).generic_string();
-      if (!ReadFile(f.path, &f.text)) continue;  // links to it are checked by the linter
+      std::optional<std::string> ref_text = base::ReadFile(f.path);
+      if (!ref_text) continue;  // links to it are checked by the linter
+      f.text = std::move(*ref_text);
       s.references.push_back(std::move(f));
     }
     std::sort(s.references.begin(), s.references.end(), [](const SkillFile& a, const SkillFile& b) {

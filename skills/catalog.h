@@ -74,9 +74,6 @@ bool IsSkillDir(const std::string& dir);
 // (rule no-skills).
 Catalog LoadCatalog(const std::string& root);
 
-// Reads a whole file; false when it cannot be read.
-bool ReadFile(const std::string& path, std::string* out);
-
 }  // namespace slurm_rca::skills
 
 #endif  // SLURM_RCA_SKILLS_CATALOG_H_

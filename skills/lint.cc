@@ -7,8 +7,12 @@
 #include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <system_error>
+
+#include "base/file.h"
+#include "base/status.h"
 
 namespace slurm_rca::skills {
 
@@ -104,14 +108,13 @@ constexpr size_t kBytesPerToken = 4;
 
 class Sink {
  public:
-  explicit Sink(std::vector<Finding>* out) : out_(out) {}
+  explicit Sink(std::vector<base::Diagnostic>* out) : out_(out) {}
   void Add(const char* rule, const std::string& file, int line, std::string message) {
-    const Rule* r = FindRule(rule);
-    out_->push_back({rule, r ? r->severity : E, file, line, std::move(message)});
+    out_->push_back({.file = file, .line = line, .rule = rule, .message = std::move(message)});
   }
 
  private:
-  std::vector<Finding>* out_;
+  std::vector<base::Diagnostic>* out_;
 };
 
 int LineOf(const std::string& text, size_t offset) {
@@ -511,35 +514,33 @@ struct Doc {
   std::vector<std::pair<size_t, size_t>> claimed;  // spans covered by claims
 };
 
-bool MeasuredSourceOk(const std::string& source, const std::string& quote, const fs::path& root,
-                      std::string* why) {
+// OK when `source` names lines of a file of this repository that hold `quote`; else why not.
+base::Status CheckMeasuredSource(const std::string& source, const std::string& quote,
+                                 const fs::path& root) {
   static const RE2 kSource(R"((fixtures/[A-Za-z0-9_./-]+):([0-9]+)(?:-([0-9]+))?)");
   std::string path;
   int first = 0, last = 0;
   std::string last_s;
   if (!RE2::FullMatch(source, kSource, &path, &first, &last_s)) {
-    *why =
+    return base::Status::InvalidArgument(
         "a measured source is fixtures/<bundle>/<file>:LINE[-LINE] (an evidence bundle of this "
         "repository), got '" +
-        source + "'";
-    return false;
+        source + "'");
   }
   if (path.find("..") != std::string::npos) {
-    *why = "the source path must not contain '..'";
-    return false;
+    return base::Status::InvalidArgument("the source path must not contain '..'");
   }
   last = first;
   if (!last_s.empty() &&
       std::from_chars(last_s.data(), last_s.data() + last_s.size(), last).ec != std::errc()) {
-    *why = "the line range of '" + source + "' is not a number";
-    return false;
+    return base::Status::InvalidArgument("the line range of '" + source + "' is not a number");
   }
-  std::string content;
-  if (!ReadFile((root / path).string(), &content)) {
-    *why = "no file " + path + " under the repository root " + root.string();
-    return false;
+  std::optional<std::string> content = base::ReadFile((root / path).string());
+  if (!content) {
+    return base::Status::InvalidArgument("no file " + path + " under the repository root " +
+                                         root.string());
   }
-  std::istringstream in(content);
+  std::istringstream in(*content);
   std::string lines;
   int n = 0;
   for (std::string l; std::getline(in, l);) {
@@ -547,18 +548,17 @@ bool MeasuredSourceOk(const std::string& source, const std::string& quote, const
     if (n >= first && n <= last) lines += l + "\n";
   }
   if (first < 1 || last < first || last > n) {
-    *why = path + " has " + std::to_string(n) + " lines; the source names " + source;
-    return false;
+    return base::Status::InvalidArgument(path + " has " + std::to_string(n) +
+                                         " lines; the source names " + source);
   }
   if (quote.empty()) {
-    *why = "a measured claim needs a `quote`: text found verbatim on the cited line(s)";
-    return false;
+    return base::Status::InvalidArgument(
+        "a measured claim needs a `quote`: text found verbatim on the cited line(s)");
   }
   if (lines.find(quote) == std::string::npos) {
-    *why = "the quote '" + quote + "' is not on " + source;
-    return false;
+    return base::Status::InvalidArgument("the quote '" + quote + "' is not on " + source);
   }
-  return true;
+  return base::Status();
 }
 
 }  // namespace
@@ -572,9 +572,15 @@ const Rule* FindRule(std::string_view id) {
   return nullptr;
 }
 
+Severity SeverityOf(const base::Diagnostic& finding) {
+  const Rule* r = FindRule(finding.rule);
+  return r ? r->severity : E;
+}
+
 int LintResult::errors() const {
-  return static_cast<int>(std::count_if(findings.begin(), findings.end(),
-                                        [](const Finding& f) { return f.severity == E; }));
+  return static_cast<int>(
+      std::count_if(findings.begin(), findings.end(),
+                    [](const base::Diagnostic& f) { return SeverityOf(f) == E; }));
 }
 int LintResult::warnings() const { return static_cast<int>(findings.size()) - errors(); }
 
@@ -625,8 +631,8 @@ std::vector<Figure> FindFigures(const std::string& text) {
   return figures;
 }
 
-std::vector<Finding> LintSkill(const Skill& skill, const LintOptions& options) {
-  std::vector<Finding> findings;
+std::vector<base::Diagnostic> LintSkill(const Skill& skill, const LintOptions& options) {
+  std::vector<base::Diagnostic> findings;
   Sink out(&findings);
   LintFrontmatter(skill, options, out);
   LintSections(skill, out);
@@ -639,8 +645,9 @@ std::vector<Finding> LintSkill(const Skill& skill, const LintOptions& options) {
   return findings;
 }
 
-std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vector<Skill>& skills) {
-  std::vector<Finding> findings;
+std::vector<base::Diagnostic> LintClaims(const std::string& ledger_path,
+                                         const std::vector<Skill>& skills) {
+  std::vector<base::Diagnostic> findings;
   Sink out(&findings);
   std::vector<Doc> docs;
   for (const Skill& s : skills) {
@@ -720,9 +727,8 @@ std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vecto
         if (d.skill->dir_name == v["skill"] && d.relative == file) doc = &d;
       }
       if (kind == "measured") {
-        std::string why;
-        if (!MeasuredSourceOk(source, v["quote"], root, &why)) {
-          out.Add("claim-source", ledger_path, line, why);
+        if (base::Status st = CheckMeasuredSource(source, v["quote"], root); !st.ok()) {
+          out.Add("claim-source", ledger_path, line, st.message());
         }
       } else if (kind == "documented") {
         bool known = false;
@@ -800,8 +806,8 @@ bool IsKebab(const Json& j) {
 
 }  // namespace
 
-std::vector<Finding> LintPlugin(const std::string& plugin_root) {
-  std::vector<Finding> findings;
+std::vector<base::Diagnostic> LintPlugin(const std::string& plugin_root) {
+  std::vector<base::Diagnostic> findings;
   Sink out(&findings);
   const fs::path dir = fs::path(plugin_root) / ".claude-plugin";
   const std::string plugin_path = (dir / "plugin.json").string();
@@ -811,9 +817,10 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
   std::string text;
   Json plugin;
   std::string plugin_name;
-  if (!ReadFile(plugin_path, &text)) {
+  if (std::optional<std::string> read = base::ReadFile(plugin_path); !read) {
     out.Add("plugin-manifest", plugin_path, 0, "cannot read plugin.json");
   } else {
+    text = std::move(*read);
     plugin = Json::parse(text, nullptr, false);
     auto bad = [&](const std::string& key, const std::string& why) {
       out.Add("plugin-manifest", plugin_path, JsonKeyLine(text, key), why);
@@ -859,10 +866,12 @@ std::vector<Finding> LintPlugin(const std::string& plugin_root) {
     }
   }
 
-  if (!ReadFile(market_path, &text)) {
+  std::optional<std::string> market_text = base::ReadFile(market_path);
+  if (!market_text) {
     out.Add("marketplace-manifest", market_path, 0, "cannot read marketplace.json");
     return findings;
   }
+  text = std::move(*market_text);
   const Json market = Json::parse(text, nullptr, false);
   auto bad = [&](const std::string& key, const std::string& why) {
     out.Add("marketplace-manifest", market_path, JsonKeyLine(text, key), why);
@@ -943,7 +952,7 @@ LintResult LintPath(const std::string& path_in, const LintOptions& options) {
   std::vector<Skill> skills;
   std::vector<LoadProblem> problems;
   fs::path ledger;
-  auto add = [&](std::vector<Finding> f) {
+  auto add = [&](std::vector<base::Diagnostic> f) {
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   };
   if (IsSkillDir(path.string())) {
@@ -972,10 +981,11 @@ LintResult LintPath(const std::string& path_in, const LintOptions& options) {
   for (const Skill& s : skills) add(LintSkill(s, options));
   if (!skills.empty()) add(LintClaims(ledger.string(), skills));
   result.skills = static_cast<int>(skills.size());
-  std::sort(result.findings.begin(), result.findings.end(), [](const Finding& a, const Finding& b) {
-    return std::tie(a.file, a.line, a.rule, a.message) <
-           std::tie(b.file, b.line, b.rule, b.message);
-  });
+  std::sort(result.findings.begin(), result.findings.end(),
+            [](const base::Diagnostic& a, const base::Diagnostic& b) {
+              return std::tie(a.file, a.line, a.rule, a.message) <
+                     std::tie(b.file, b.line, b.rule, b.message);
+            });
   return result;
 }
 
@@ -1009,9 +1019,9 @@ std::string FormatFindings(const LintResult& result, OutputFormat format) {
   switch (format) {
     case OutputFormat::kJson: {
       Json findings = Json::array();
-      for (const Finding& f : result.findings) {
+      for (const base::Diagnostic& f : result.findings) {
         findings.push_back({{"rule", f.rule},
-                            {"severity", SeverityName(f.severity)},
+                            {"severity", SeverityName(SeverityOf(f))},
                             {"file", f.file},
                             {"line", f.line},
                             {"message", f.message}});
@@ -1025,16 +1035,16 @@ std::string FormatFindings(const LintResult& result, OutputFormat format) {
       break;
     }
     case OutputFormat::kGithub:
-      for (const Finding& f : result.findings) {
-        o << "::" << SeverityName(f.severity) << " file=" << GithubEscape(f.file, true)
+      for (const base::Diagnostic& f : result.findings) {
+        o << "::" << SeverityName(SeverityOf(f)) << " file=" << GithubEscape(f.file, true)
           << ",line=" << std::max(1, f.line) << ",title=" << GithubEscape(f.rule, true)
           << "::" << GithubEscape(f.message, false) << "\n";
       }
       break;
     case OutputFormat::kText:
-      for (const Finding& f : result.findings) {
-        o << f.file << ":" << f.line << ": " << SeverityName(f.severity) << ": [" << f.rule << "] "
-          << f.message << "\n";
+      for (const base::Diagnostic& f : result.findings) {
+        o << f.file << ":" << f.line << ": " << SeverityName(SeverityOf(f)) << ": [" << f.rule
+          << "] " << f.message << "\n";
       }
       o << result.skills << " skill(s), " << result.errors() << " error(s), " << result.warnings()
         << " warning(s)\n";

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "skills/catalog.h"
 
 namespace slurm_rca::skills {
@@ -46,13 +47,10 @@ struct Rule {
 const std::vector<Rule>& Rules();
 const Rule* FindRule(std::string_view id);
 
-struct Finding {
-  std::string rule;
-  Severity severity = Severity::kError;
-  std::string file;
-  int line = 0;
-  std::string message;
-};
+// A finding is a base::Diagnostic: file, 1-based line (0: the file as a whole), rule id, message.
+// Its severity is its rule's (Rules()), so it is looked up, not stored; an id that is not in
+// Rules() (never reported) reads as an error.
+Severity SeverityOf(const base::Diagnostic& finding);
 
 // The tools, topics and filters an MCP server offers; skills may name only these. Built from the
 // mcp library by McpSurface() (skills/mcp_surface.h); tests may build their own.
@@ -68,8 +66,8 @@ struct LintOptions {
 };
 
 struct LintResult {
-  std::vector<Finding> findings;  // sorted by file, line, rule
-  int skills = 0;                 // skills linted
+  std::vector<base::Diagnostic> findings;  // sorted by file, line, rule
+  int skills = 0;                          // skills linted
   int errors() const;
   int warnings() const;
 };
@@ -78,12 +76,13 @@ struct LintResult {
 LintResult LintPath(const std::string& path, const LintOptions& options);
 
 // The parts LintPath is made of, for tests and other callers.
-std::vector<Finding> LintSkill(const Skill& skill, const LintOptions& options);
+std::vector<base::Diagnostic> LintSkill(const Skill& skill, const LintOptions& options);
 // Checks the ledger at `ledger_path` (which may not exist) against `skills`: the ledger's own
 // rules, and that every figure of every document of every skill lies inside a claim.
-std::vector<Finding> LintClaims(const std::string& ledger_path, const std::vector<Skill>& skills);
+std::vector<base::Diagnostic> LintClaims(const std::string& ledger_path,
+                                         const std::vector<Skill>& skills);
 // Checks plugin_root/.claude-plugin/{plugin.json,marketplace.json}.
-std::vector<Finding> LintPlugin(const std::string& plugin_root);
+std::vector<base::Diagnostic> LintPlugin(const std::string& plugin_root);
 
 // A figure found in text: its byte offset and length, and its 1-based line.
 struct Figure {

@@ -46,13 +46,11 @@ const base::CorpusReport& Corpus() {
         const fs::path target =
             path == settings.end() ? fs::path(c.path) : c.path / fs::path(path->second);
         LintResult result = LintPath(target.string(), options);
-        std::vector<base::Diagnostic> out;
-        for (const Finding& f : result.findings) {
+        for (const base::Diagnostic& f : result.findings) {
           EXPECT_FALSE(f.file.empty());
           EXPECT_FALSE(f.message.empty());
-          out.push_back({.file = f.file, .line = f.line, .rule = f.rule, .message = f.message});
         }
-        return out;
+        return result.findings;
       });
   return report;
 }
@@ -113,8 +111,12 @@ TEST(Surface, ReadFromTheMcpLibrary) {
 TEST(Format, GithubAnnotationsAndJson) {
   LintResult r;
   r.skills = 1;
-  r.findings.push_back({"name-charset", Severity::kError, "skills/a,b/SKILL.md", 2, "bad: 50%\nx"});
-  r.findings.push_back({"body-lines", Severity::kWarning, "s/SKILL.md", 0, "long"});
+  // Severity is the rule's: name-charset is an error, body-lines a warning.
+  r.findings.push_back(
+      {.file = "skills/a,b/SKILL.md", .line = 2, .rule = "name-charset", .message = "bad: 50%\nx"});
+  r.findings.push_back({.file = "s/SKILL.md", .line = 0, .rule = "body-lines", .message = "long"});
+  EXPECT_EQ(SeverityOf(r.findings[0]), Severity::kError);
+  EXPECT_EQ(SeverityOf(r.findings[1]), Severity::kWarning);
   EXPECT_EQ(FormatFindings(r, OutputFormat::kGithub),
             "::error file=skills/a%2Cb/SKILL.md,line=2,title=name-charset::bad: 50%25%0Ax\n"
             "::warning file=s/SKILL.md,line=1,title=body-lines::long\n");

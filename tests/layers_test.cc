@@ -42,7 +42,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
        {"base", "guard", "mcp/protocol", "mcp/backend", "mcp/topics", "scenarios"}},
       {"agents/llm", {"base", "scenarios"}},
       {"agents/graph", {"base", "scenarios"}},
-      {"agents", {"guard", "mcp/protocol", "mcp/evidence", "scenarios", "agents/llm",
+      {"agents", {"base", "guard", "mcp/protocol", "mcp/evidence", "scenarios", "agents/llm",
                   "agents/graph"}},
       {"grader", {"base", "scenarios"}},
       {"cli",

@@ -3,13 +3,15 @@
 // it for the entries labelled live-25.11 and live-26.05 (tests/CMakeLists.txt); a test reads it
 // here, never a library.
 //
-//   if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+//   if (base::Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
 //   live::Lab lab(live::LabOptions{.dir = dir, .slurm_prefix = testing_live::SlurmPrefix()});
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include "base/status.h"
 
 namespace slurm_rca::testing_live {
 
@@ -18,16 +20,18 @@ inline std::string SlurmPrefix() {
   return p == nullptr ? "" : p;
 }
 
-// "" when the release under test can run; else why not, with how to build it.
-inline std::string ReleaseMissing() {
+// OK when the release under test can run; else unavailable, the message saying why not and how
+// to build it.
+inline base::Status ReleaseReady() {
   std::string prefix = SlurmPrefix();
-  if (prefix.empty()) return "";
-  if (std::filesystem::exists(prefix + "/.slurm-rca-complete")) return "";
+  if (prefix.empty()) return base::Status();
+  if (std::filesystem::exists(prefix + "/.slurm-rca-complete")) return base::Status();
   std::string name = std::filesystem::path(prefix).filename().string();  // slurm-25.11.4
   std::string tag = name;
   for (char& c : tag) c = c == '.' ? '-' : c;
-  return "no Slurm built in " + prefix + " (build it with scripts/build-slurm.sh ../shared/slurm/" +
-         tag + "-1.tar.gz, about 20 minutes on two cores)";
+  return base::Status::Unavailable("no Slurm built in " + prefix +
+                                   " (build it with scripts/build-slurm.sh ../shared/slurm/" + tag +
+                                   "-1.tar.gz, about 20 minutes on two cores)");
 }
 
 }  // namespace slurm_rca::testing_live

@@ -32,13 +32,13 @@ namespace slurm_rca {
 namespace {
 
 namespace fs = std::filesystem;
+using base::Result;
 using mcp::Client;
 using mcp::ClientOptions;
 using mcp::Connection;
 using mcp::Era;
 using mcp::EraMode;
 using mcp::Json;
-using mcp::Result;
 using std::chrono::milliseconds;
 
 const std::string kServerScript =

@@ -93,7 +93,7 @@ struct Answer {
   Json structured;
 };
 
-Answer Classify(const std::string& topic, const mcp::Result<mcp::ToolCallResult>& r,
+Answer Classify(const std::string& topic, const base::Result<mcp::ToolCallResult>& r,
                 double seconds) {
   Answer a{.topic = topic, .seconds = seconds};
   if (!r.ok()) {
@@ -153,20 +153,16 @@ class Harness {
     return answers;
   }
 
-  // slurm_overview: its sections, each data or no evidence.
-  Json Overview(double* seconds, std::string* error) {
+  // slurm_overview: its sections, each data or no evidence; *seconds, how long the call took.
+  base::Result<Json> Overview(double* seconds) {
     auto start = Clock::now();
     auto r = child_.client().CallTool(
         "slurm_overview", Json::object(), nullptr,
         std::chrono::milliseconds(static_cast<long>((3 * kReadTimeout + kSlack + 5) * 1000)));
     *seconds = Since(start);
-    if (!r.ok()) {
-      *error = r.status().ToString();
-      return nullptr;
-    }
+    if (!r.ok()) return base::Status::Error(r.status().ToString());
     if (r->is_error || !r->structured) {
-      *error = "overview is a tool error: " + r->Text();
-      return nullptr;
+      return base::Status::Error("overview is a tool error: " + r->Text());
     }
     return (*r->structured)["sections"];
   }
@@ -199,7 +195,7 @@ std::vector<std::string> ProcessesUnder(const std::string& dir) {
 
 TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
-  if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+  if (base::Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
   const std::string binary = SLURM_MCP_BINARY;
   ASSERT_TRUE(fs::exists(binary)) << binary;
   const auto test_start = Clock::now();
@@ -224,7 +220,7 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
     ~Down() { lab.Down(std::cout); }
   } down{lab};
   {
-    live::Status up = lab.Up(std::cout);
+    base::Status up = lab.Up(std::cout);
     ASSERT_TRUE(up.ok()) << up.message();
   }
   track();
@@ -356,10 +352,10 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
       }
     }
     double overview_s = 0;
-    std::string overview_error;
-    Json sections = h.Overview(&overview_s, &overview_error);
+    base::Result<Json> overview = h.Overview(&overview_s);
     std::cout << "[faults]   overview in " << overview_s << " s\n";
-    ASSERT_TRUE(overview_error.empty()) << overview_error;
+    ASSERT_TRUE(overview.ok()) << overview.status().message();
+    Json sections = *overview;
     EXPECT_LE(overview_s, 3 * kReadTimeout + kSlack);
     ASSERT_EQ(sections.size(), 3u);
     for (const Json& s : sections) {
@@ -382,8 +378,9 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
     track();
     EXPECT_TRUE(live::IsAlive(server)) << "slurm-mcp died during " << f.name;
     // The server still answers, and with the fault healed the controller's sections are data.
-    sections = h.Overview(&overview_s, &overview_error);
-    ASSERT_TRUE(overview_error.empty()) << overview_error;
+    overview = h.Overview(&overview_s);
+    ASSERT_TRUE(overview.ok()) << overview.status().message();
+    sections = *overview;
     EXPECT_EQ(sections[0].value("outcome", ""), "ok") << sections[0].dump().substr(0, 400);
     std::cout << "[faults] " << f.name << " done in " << Since(fault_start) << " s ("
               << healed.message << ")\n";

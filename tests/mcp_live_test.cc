@@ -33,7 +33,7 @@ class NoContext : public mcp::ToolContext {
 
 TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
   if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
-  if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+  if (base::Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
   char dir[] = "/tmp/rca-mcplive-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
   live::Lab lab(live::LabOptions{.dir = dir, .nodes = 4, .port_base = 28800,
@@ -42,7 +42,7 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
     live::Lab& lab;
     ~Down() { lab.Down(std::cout); }
   } down{lab};
-  live::Status up = lab.Up(std::cout);
+  base::Status up = lab.Up(std::cout);
   ASSERT_TRUE(up.ok()) << up.message();
   ASSERT_TRUE(testing_live::StartTopicWorkload(lab));
 

@@ -60,7 +60,7 @@ TEST(McpProtectionLive, FiftyAgentsCostSlurmctldAtMostOneRpcOfEachKindPerTtl) {
     ~Down() { lab.Down(std::cout); }
   } down{lab};
   {
-    live::Status up = lab.Up(std::cout);
+    base::Status up = lab.Up(std::cout);
     ASSERT_TRUE(up.ok()) << up.message();
   }
   // Something in the queue, so that squeue has rows to send.

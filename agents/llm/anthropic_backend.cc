@@ -4,6 +4,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 Json AnthropicRequest(const BackendConfig& config, const std::vector<Message>& conversation,

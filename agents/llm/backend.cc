@@ -7,6 +7,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config, const EnvLookup& env) {
   if (config.kind == "scripted") {
     if (config.script.empty()) return Status::InvalidArgument("scripted back-end: no script path");

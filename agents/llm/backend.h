@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/llm/status.h"
+#include "base/status.h"
 
 namespace slurm_rca::agents {
 
@@ -108,8 +108,8 @@ class Backend {
   virtual std::string Describe() const = 0;
   // One model turn over the whole conversation (the first message may be kSystem). Returns the
   // reply or, after the retries, the Status of the last failure.
-  virtual Result<Reply> Complete(const std::vector<Message>& conversation,
-                                 const std::vector<ToolSpec>& tools) = 0;
+  virtual base::Result<Reply> Complete(const std::vector<Message>& conversation,
+                                       const std::vector<ToolSpec>& tools) = 0;
   // The time after which Complete gives up (RunAgent sets it from the wall budget before every
   // turn). HTTP back-ends shorten each request's timeouts and skip a retry whose wait would pass
   // it, returning kDeadlineExceeded. time_point::max() (the default) means none; scripted ignores it.
@@ -124,7 +124,8 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // an openai back-end names no URL) through env. Errors: an unknown kind, a missing or unparsable
 // URL, a missing key variable (naming it), no model for an HTTP kind, an unreadable or invalid
 // script.
-Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config, const EnvLookup& env);
+base::Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config,
+                                                   const EnvLookup& env);
 
 }  // namespace slurm_rca::agents
 

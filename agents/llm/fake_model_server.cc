@@ -13,6 +13,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 namespace {

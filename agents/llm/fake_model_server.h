@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "agents/llm/backend.h"
-#include "agents/llm/status.h"
 
 namespace httplib {
 class Server;
@@ -41,7 +40,7 @@ struct TestCertificate {
   std::string cert_pem;
   std::string key_pem;
 };
-Result<TestCertificate> MakeSelfSignedCertificate();
+base::Result<TestCertificate> MakeSelfSignedCertificate();
 
 class FakeModelServer {
  public:

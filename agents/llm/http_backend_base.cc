@@ -2,6 +2,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 HttpBackendBase::HttpBackendBase(std::string kind, const BackendConfig& config, Endpoint endpoint,

@@ -40,9 +40,9 @@ class HttpBackendBase : public Backend {
 
   // POSTs `body` to the endpoint's path prefix + `path`. Invalid UTF-8 in the body's strings is
   // replaced (U+FFFD), never thrown on. Returns JsonPoster::Post's reply or error.
-  Result<HttpReply> PostJson(const std::string& path,
-                             const std::multimap<std::string, std::string>& headers,
-                             const nlohmann::json& body);
+  base::Result<HttpReply> PostJson(const std::string& path,
+                                   const std::multimap<std::string, std::string>& headers,
+                                   const nlohmann::json& body);
 
   const BackendConfig& config() const { return config_; }
   const std::string& key() const { return key_; }  // "" where none is needed (local OpenAI)
@@ -57,7 +57,7 @@ class HttpBackendBase : public Backend {
 
 // A reply body that is a JSON object, or kMalformedReply "the body is not JSON" / "the body is
 // not a JSON object".
-Result<nlohmann::json> ParseReplyObject(const std::string& body);
+base::Result<nlohmann::json> ParseReplyObject(const std::string& body);
 
 // Sets usage->input_tokens and output_tokens from reply["usage"][input_key] and [output_key]
 // where they are numbers; leaves a field as it is when the block or the number is absent.

@@ -18,6 +18,10 @@
 #include "agents/llm/transcript.h"
 
 namespace slurm_rca::agents {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;

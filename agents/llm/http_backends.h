@@ -35,12 +35,12 @@ struct OpenAiQuirks {
 };
 nlohmann::json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conversation,
                              const std::vector<ToolSpec>& tools, OpenAiQuirks quirks = {});
-Result<Reply> ParseOpenAiReply(const std::string& body);
+base::Result<Reply> ParseOpenAiReply(const std::string& body);
 
 nlohmann::json AnthropicRequest(const BackendConfig& config,
                                 const std::vector<Message>& conversation,
                                 const std::vector<ToolSpec>& tools);
-Result<Reply> ParseAnthropicReply(const std::string& body);
+base::Result<Reply> ParseAnthropicReply(const std::string& body);
 
 // `config` has been checked by MakeBackend: endpoint parsed, key read from its variable (through
 // the EnvLookup main passed).

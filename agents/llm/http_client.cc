@@ -9,6 +9,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 namespace {
 
 std::string Excerpt(const std::string& body) {

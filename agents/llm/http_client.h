@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "agents/llm/status.h"
+#include "base/status.h"
 
 namespace httplib {
 class ClientImpl;
@@ -34,7 +34,7 @@ struct Endpoint {
 };
 
 // scheme://host[:port][/path]; http or https only. No query or fragment.
-Result<Endpoint> ParseUrl(const std::string& url);
+base::Result<Endpoint> ParseUrl(const std::string& url);
 
 struct HttpOptions {
   std::string ca_file;
@@ -54,8 +54,9 @@ class JsonPoster {
  public:
   JsonPoster(Endpoint endpoint, HttpOptions options);
   ~JsonPoster();
-  Result<HttpReply> Post(const std::string& path, const std::multimap<std::string, std::string>& headers,
-                         const std::string& body);
+  base::Result<HttpReply> Post(const std::string& path,
+                               const std::multimap<std::string, std::string>& headers,
+                               const std::string& body);
   // Requests after `deadline` are not started, timeouts are cut to it and a retry whose wait
   // would pass it is not made: kDeadlineExceeded.
   void SetDeadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }

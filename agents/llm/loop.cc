@@ -10,6 +10,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 namespace sc = slurm_rca::scenarios;
 using Json = nlohmann::json;
 
@@ -27,27 +30,31 @@ Json ComponentIds(bool with_unknown) {
 
 std::string TypeName(const Json& j) { return j.type_name(); }
 
-// Reads an optional array of strings; returns an error text or nullopt.
-std::optional<std::string> StringArray(const Json& args, const char* key,
-                                       std::vector<std::string>* out) {
-  if (!args.contains(key) || args[key].is_null()) return std::nullopt;
+// Reads an optional array of strings into *out.
+Status StringArray(const Json& args, const char* key, std::vector<std::string>* out) {
+  if (!args.contains(key) || args[key].is_null()) return Status();
   const Json& a = args[key];
-  if (!a.is_array()) return std::string(key) + " must be an array of strings, got " + TypeName(a);
+  if (!a.is_array()) {
+    return Status::InvalidArgument(std::string(key) + " must be an array of strings, got " +
+                                   TypeName(a));
+  }
   for (const Json& x : a) {
     if (!x.is_string()) {
-      return std::string(key) + " must be an array of strings, got an element of type " +
-             TypeName(x);
+      return Status::InvalidArgument(
+          std::string(key) + " must be an array of strings, got an element of type " + TypeName(x));
     }
     out->push_back(x.get<std::string>());
   }
-  return std::nullopt;
+  return Status();
 }
 
-std::optional<std::string> UnknownKeys(const Json& args, const std::set<std::string>& allowed) {
+Status CheckKnownKeys(const Json& args, const std::set<std::string>& allowed) {
   for (auto it = args.begin(); it != args.end(); ++it) {
-    if (!allowed.count(it.key())) return "unknown argument '" + it.key() + "'";
+    if (!allowed.count(it.key())) {
+      return Status::InvalidArgument("unknown argument '" + it.key() + "'");
+    }
   }
-  return std::nullopt;
+  return Status();
 }
 
 std::string IsoUtcNow() { return base::IsoUtcNow(); }
@@ -67,13 +74,13 @@ struct Report {
 
 Result<Report> ParseReport(const Json& args) {
   if (!args.is_object()) return Status::InvalidArgument("arguments must be an object");
-  if (auto e = UnknownKeys(args, {"findings", "suspects"})) return Status::InvalidArgument(*e);
+  if (Status s = CheckKnownKeys(args, {"findings", "suspects"}); !s.ok()) return s;
   Report r;
   if (!args.contains("findings") || !args["findings"].is_string()) {
     return Status::InvalidArgument("findings must be a string");
   }
   r.findings = args["findings"];
-  if (auto e = StringArray(args, "suspects", &r.suspects)) return Status::InvalidArgument(*e);
+  if (Status s = StringArray(args, "suspects", &r.suspects); !s.ok()) return s;
   for (const std::string& s : r.suspects) {
     if (!sc::IsComponent(s)) {
       return Status::InvalidArgument("suspect '" + s + "' is not a component of the vocabulary");
@@ -147,9 +154,10 @@ ToolSpec ReportFindingsSpec() {
 
 Result<Diagnosis> ParseDiagnosis(const Json& args) {
   if (!args.is_object()) return Status::InvalidArgument("arguments must be an object");
-  if (auto e = UnknownKeys(args, {"root_cause", "confidence", "ruled_out", "actions_proposed",
-                                  "rationale"})) {
-    return Status::InvalidArgument(*e);
+  if (Status s = CheckKnownKeys(
+          args, {"root_cause", "confidence", "ruled_out", "actions_proposed", "rationale"});
+      !s.ok()) {
+    return s;
   }
   Diagnosis d;
   if (!args.contains("root_cause") || !args["root_cause"].is_string()) {
@@ -169,18 +177,18 @@ Result<Diagnosis> ParseDiagnosis(const Json& args) {
     return Status::InvalidArgument("confidence " + args["confidence"].dump() +
                                    " is outside [0, 1]");
   }
-  if (auto e = StringArray(args, "ruled_out", &d.ruled_out)) return Status::InvalidArgument(*e);
+  if (Status s = StringArray(args, "ruled_out", &d.ruled_out); !s.ok()) return s;
   for (const std::string& r : d.ruled_out) {
     if (!sc::IsComponent(r) || r == sc::kUnknown) {
       return Status::InvalidArgument("ruled_out '" + r +
                                      "' is not a component that can be ruled out");
     }
   }
-  if (auto e = StringArray(args, "actions_proposed", &d.actions_proposed)) {
-    return Status::InvalidArgument(*e);
-  }
+  if (Status s = StringArray(args, "actions_proposed", &d.actions_proposed); !s.ok()) return s;
   for (const std::string& a : d.actions_proposed) {
-    if (auto err = sc::ParseAction(a)) return Status::InvalidArgument("actions_proposed: " + *err);
+    if (auto act = sc::ParseAction(a); !act.ok()) {
+      return Status::InvalidArgument("actions_proposed: " + act.status().message());
+    }
   }
   if (args.contains("rationale") && !args["rationale"].is_null()) {
     if (!args["rationale"].is_string()) return Status::InvalidArgument("rationale must be a string");

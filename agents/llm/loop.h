@@ -114,7 +114,7 @@ inline constexpr char kReportFindingsTool[] = "report_findings";
 ToolSpec SubmitDiagnosisSpec();
 ToolSpec ReportFindingsSpec();
 // Parses a submit_diagnosis argument object; the error says what is outside the vocabulary.
-Result<Diagnosis> ParseDiagnosis(const nlohmann::json& arguments);
+base::Result<Diagnosis> ParseDiagnosis(const nlohmann::json& arguments);
 // The answer as the transcript's submit event records it (and as submissions carry it).
 nlohmann::json DiagnosisToJson(const Diagnosis& d);
 

@@ -10,6 +10,10 @@
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::agents {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;

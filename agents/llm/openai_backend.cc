@@ -5,6 +5,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 Json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conversation,

@@ -6,6 +6,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 namespace {

@@ -33,10 +33,10 @@ namespace slurm_rca::agents {
 inline constexpr char kScriptExhausted[] = "script exhausted";
 
 // Builds the back-end from a script's JSON; `name` goes into Describe() ("scripted:<name>").
-Result<std::unique_ptr<Backend>> MakeScriptedBackend(const nlohmann::json& script,
-                                                     const std::string& name);
+base::Result<std::unique_ptr<Backend>> MakeScriptedBackend(const nlohmann::json& script,
+                                                           const std::string& name);
 // Reads the script from a file. Error: unreadable file, bad JSON, a script of the wrong shape.
-Result<std::unique_ptr<Backend>> MakeScriptedBackendFromFile(const std::string& path);
+base::Result<std::unique_ptr<Backend>> MakeScriptedBackendFromFile(const std::string& path);
 
 }  // namespace slurm_rca::agents
 

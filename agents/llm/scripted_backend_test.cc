@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 namespace slurm_rca::agents {
+
+using base::Result;
+
 namespace {
 
 using Json = nlohmann::json;

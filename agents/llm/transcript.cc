@@ -5,6 +5,9 @@
 
 namespace slurm_rca::agents {
 
+using base::Result;
+using base::Status;
+
 using Json = nlohmann::json;
 
 Result<std::unique_ptr<Transcript>> Transcript::Open(const std::string& path) {

@@ -22,14 +22,14 @@
 #include <optional>
 #include <string>
 
-#include "agents/llm/status.h"
+#include "base/status.h"
 
 namespace slurm_rca::agents {
 
 class Transcript {
  public:
   // Creates (or truncates) `path`. Error: the file cannot be opened for writing.
-  static Result<std::unique_ptr<Transcript>> Open(const std::string& path);
+  static base::Result<std::unique_ptr<Transcript>> Open(const std::string& path);
   // Writes to `out`, which must outlive the Transcript (tests, benches).
   explicit Transcript(std::ostream* out);
 
@@ -41,13 +41,13 @@ class Transcript {
   double Write(const std::string& agent, const std::string& event,
                nlohmann::json fields = nlohmann::json::object());
   // OK, or the first write error.
-  const Status& status() const { return status_; }
+  const base::Status& status() const { return status_; }
 
  private:
   std::unique_ptr<std::ofstream> file_;
   std::ostream* out_;
   std::chrono::steady_clock::time_point start_;
-  Status status_;
+  base::Status status_;
 };
 
 }  // namespace slurm_rca::agents

@@ -15,6 +15,10 @@
 #include "agents/llm/scripted_backend.h"
 
 namespace slurm_rca::agents {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;
@@ -30,12 +34,10 @@ std::string ReadFile(const std::string& path) {
 // Time to hypothesis as the grader reads it (grader/transcript_times.h, the one implementation);
 // nullopt when the transcript has no valid submit, and a test failure when it is malformed.
 std::optional<double> GraderTime(const std::string& text) {
-  grader::HarnessTime t;
-  bool submitted = false;
-  std::string problem;
-  EXPECT_TRUE(grader::ReadTranscript(text, "t.jsonl", &t, &submitted, &problem)) << problem;
-  if (!submitted) return std::nullopt;
-  return t.seconds;
+  base::Result<std::optional<grader::HarnessTime>> t = grader::ReadTranscript(text, "t.jsonl");
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok() || !*t) return std::nullopt;
+  return (*t)->seconds;
 }
 
 std::vector<Json> Events(const std::string& text) {

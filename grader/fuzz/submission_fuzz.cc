@@ -68,10 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ReportJson(*p.submission, r).dump();
   }
 
-  HarnessTime t;
-  bool submitted = false;
-  std::string problem;
-  if (!ReadTranscript(text, "fuzz.jsonl", &t, &submitted, &problem) && problem.empty()) {
+  slurm_rca::base::Result<std::optional<HarnessTime>> t = ReadTranscript(text, "fuzz.jsonl");
+  if (!t.ok() && t.status().message().empty()) {
     Fail("a transcript refused without a problem", text);
   }
   return 0;

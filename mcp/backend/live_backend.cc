@@ -276,12 +276,13 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
     }
   }
 
-  Clock::time_point start;
-  if (std::optional<std::string> refusal = Admit(&start)) {
+  base::Result<Clock::time_point> admitted = Admit();
+  if (!admitted.ok()) {
     if (options_.metrics) options_.metrics->BudgetRefusal("per_minute");
     return NoEvidence(Evidence::Outcome::kRefused, approved.argv(), WallClock::now(),
-                      std::move(*refusal));
+                      admitted.status().message());
   }
+  const Clock::time_point start = *admitted;
   if (!AcquireSlot()) {
     GiveBackStart(start);
     if (options_.metrics) options_.metrics->BudgetRefusal("concurrent");
@@ -321,20 +322,21 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
   return e;
 }
 
-std::optional<std::string> LiveBackend::Admit(Clock::time_point* start) {
-  *start = Clock::now();
-  if (options_.max_per_minute <= 0) return std::nullopt;
+base::Result<Clock::time_point> LiveBackend::Admit() {
+  const Clock::time_point start = Clock::now();
+  if (options_.max_per_minute <= 0) return start;
   std::lock_guard<std::mutex> lock(mu_);
-  while (!starts_.empty() && *start - starts_.front() >= kBudgetWindow) starts_.pop_front();
+  while (!starts_.empty() && start - starts_.front() >= kBudgetWindow) starts_.pop_front();
   if (starts_.size() >= static_cast<std::size_t>(options_.max_per_minute)) {
-    auto wait = kBudgetWindow - (*start - starts_.front());
+    auto wait = kBudgetWindow - (start - starts_.front());
     long long retry = static_cast<long long>(std::ceil(Seconds(wait)));
-    return "rate budget: " + std::to_string(starts_.size()) +
-           " reads started in the last 60 s; retry in " + std::to_string(std::max(1LL, retry)) +
-           " s or reuse the last answer";
+    return base::Status::Unavailable("rate budget: " + std::to_string(starts_.size()) +
+                                     " reads started in the last 60 s; retry in " +
+                                     std::to_string(std::max(1LL, retry)) +
+                                     " s or reuse the last answer");
   }
-  starts_.push_back(*start);
-  return std::nullopt;
+  starts_.push_back(start);
+  return start;
 }
 
 void LiveBackend::GiveBackStart(Clock::time_point start) {

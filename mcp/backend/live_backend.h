@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "guard/check.h"
 #include "guard/run.h"
 #include "mcp/evidence/evidence.h"
@@ -103,8 +104,9 @@ class LiveBackend : public Backend {
 
   // Budget, slot, run, label. Called by the one reader that leads a flight, without mu_.
   Evidence Lead(const guard::Approved& approved);
-  // Takes a budget start (at *start); on refusal returns the cause.
-  std::optional<std::string> Admit(std::chrono::steady_clock::time_point* start);
+  // Takes a budget start and returns its time; unavailable (the message says why and when to
+  // retry) when the per-minute budget is spent.
+  base::Result<std::chrono::steady_clock::time_point> Admit();
   void GiveBackStart(std::chrono::steady_clock::time_point start);
   bool AcquireSlot();
   void ReleaseSlot();

@@ -72,23 +72,21 @@ bool ParseOutcome(const std::string& name, Evidence::Outcome* out) {
   return false;
 }
 
-// Validates one JSON object against its required and optional keys. Each check returns false
-// after recording what it found in status(), the message prefixed by the manifest's path; Open
-// stops at the first problem, so that is the one reported.
+// Validates one JSON object against its required and optional keys. Each check returns OK or
+// what it found, the message prefixed by the manifest's path; Open stops at the first problem,
+// so that is the one reported.
 class Checker {
  public:
   explicit Checker(std::string manifest) : manifest_(std::move(manifest)) {}
 
-  bool Fail(const std::string& where, const std::string& what,
-            base::Status::Code code = base::Status::Code::kInvalidArgument) {
-    status_ = base::Status(code, manifest_ + ": " + (where.empty() ? "" : where + ": ") + what);
-    return false;
+  base::Status Fail(const std::string& where, const std::string& what,
+                    base::Status::Code code = base::Status::Code::kInvalidArgument) const {
+    return base::Status(code, manifest_ + ": " + (where.empty() ? "" : where + ": ") + what);
   }
-  const base::Status& status() const { return status_; }
 
   // Every key of obj is in allowed, every key of required is present.
-  bool Keys(const json& obj, const std::string& where, const std::set<std::string>& required,
-            const std::set<std::string>& optional) {
+  base::Status Keys(const json& obj, const std::string& where,
+                    const std::set<std::string>& required, const std::set<std::string>& optional) {
     if (!obj.is_object()) {
       return Fail(where, std::string("expected an object, got ") + TypeName(obj));
     }
@@ -104,40 +102,43 @@ class Checker {
         return Fail(Field(where, key), "unknown field (allowed: " + allowed + ")");
       }
     }
-    return true;
+    return base::Status();
   }
 
-  bool String(const json& obj, const std::string& where, const std::string& key, std::string* out,
-              bool non_empty = true) {
+  base::Status String(const json& obj, const std::string& where, const std::string& key,
+                      std::string* out, bool non_empty = true) {
     const json& v = obj.at(key);
     if (!v.is_string()) return Fail(Field(where, key), Expected("a string", v));
     *out = v.get<std::string>();
     if (non_empty && out->empty()) return Fail(Field(where, key), "must not be empty");
-    return true;
+    return base::Status();
   }
 
-  bool Time(const json& obj, const std::string& where, const std::string& key, std::string* out) {
-    if (!String(obj, where, key, out)) return false;
+  base::Status Time(const json& obj, const std::string& where, const std::string& key,
+                    std::string* out) {
+    if (base::Status st = String(obj, where, key, out); !st.ok()) return st;
     if (!IsIsoUtc(*out)) {
       return Fail(Field(where, key),
                   "\"" + *out + "\" is not an ISO 8601 UTC time like 2026-11-30T13:14:37Z");
     }
-    return true;
+    return base::Status();
   }
 
-  bool Number(const json& obj, const std::string& where, const std::string& key, double* out) {
+  base::Status Number(const json& obj, const std::string& where, const std::string& key,
+                      double* out) {
     const json& v = obj.at(key);
     if (!v.is_number()) return Fail(Field(where, key), Expected("a number", v));
     *out = v.get<double>();
     if (!std::isfinite(*out)) return Fail(Field(where, key), "must be finite");
-    return true;
+    return base::Status();
   }
 
-  bool Boolean(const json& obj, const std::string& where, const std::string& key, bool* out) {
+  base::Status Boolean(const json& obj, const std::string& where, const std::string& key,
+                       bool* out) {
     const json& v = obj.at(key);
     if (!v.is_boolean()) return Fail(Field(where, key), Expected("a boolean", v));
     *out = v.get<bool>();
-    return true;
+    return base::Status();
   }
 
   static std::string Field(const std::string& where, const std::string& key) {
@@ -149,7 +150,6 @@ class Checker {
 
  private:
   std::string manifest_;
-  base::Status status_;
 };
 
 // The stdout and stderr files the manifest names. Each is read once: reads of several snapshots
@@ -160,10 +160,11 @@ class StreamFiles {
 
   // A stream file named by the manifest: relative, inside the bundle, a readable regular file.
   // `field` is where the manifest names it, for the message.
-  bool Load(const std::string& name, const std::string& field, Checker& check, std::string* out) {
+  base::Status Load(const std::string& name, const std::string& field, Checker& check,
+                    std::string* out) {
     if (auto it = loaded_.find(name); it != loaded_.end()) {
       *out = it->second;
-      return true;
+      return base::Status();
     }
     fs::path rel(name);
     if (rel.is_absolute())
@@ -187,7 +188,7 @@ class StreamFiles {
     }
     *out = ss.str();
     loaded_.emplace(name, *out);
-    return true;
+    return base::Status();
   }
 
  private:
@@ -206,7 +207,8 @@ struct BundleHeader {
 
 // Step 1: manifest.json opens and is JSON. A manifest that cannot be opened most often means a
 // wrong directory, so the message asks whether `dir` is a bundle at all.
-bool ParseManifest(const fs::path& path, const std::string& dir, Checker& check, json* out) {
+base::Status ParseManifest(const fs::path& path, const std::string& dir, Checker& check,
+                           json* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return check.Fail("", "cannot open (is " + dir + " an evidence bundle?)",
@@ -221,19 +223,19 @@ bool ParseManifest(const fs::path& path, const std::string& dir, Checker& check,
     // never an exception out of Open.
     return check.Fail("", std::string("not valid JSON: ") + e.what());
   }
-  return true;
+  return base::Status();
 }
 
 // Step 2a: `format` names a revision this reader knows, and `trials` (the timing of every
 // recorded trial) appears only in revision 2, as an object; it is kept as JSON text.
-bool ReadFormat(const json& m, Checker& check, std::string* trials_json) {
+base::Status ReadFormat(const json& m, Checker& check, std::string* trials_json) {
   std::string format;
-  if (!check.String(m, "", "format", &format)) return false;
+  if (base::Status st = check.String(m, "", "format", &format); !st.ok()) return st;
   if (format != kEvidenceBundleFormat && format != kEvidenceBundleFormat2) {
     return check.Fail("format", "\"" + format + "\" is not " + kEvidenceBundleFormat + " or " +
                                     kEvidenceBundleFormat2);
   }
-  if (!m.contains("trials")) return true;
+  if (!m.contains("trials")) return base::Status();
   if (format != kEvidenceBundleFormat2) {
     return check.Fail("trials", std::string("is a field of ") + kEvidenceBundleFormat2);
   }
@@ -241,14 +243,14 @@ bool ReadFormat(const json& m, Checker& check, std::string* trials_json) {
     return check.Fail("trials", Checker::Expected("an object", m.at("trials")));
   }
   *trials_json = m.at("trials").dump();
-  return true;
+  return base::Status();
 }
 
 // Step 2b: the background the recording lab had (the benchmark's busy profile), both optional:
 // `profile` clean or busy, and `seed`, the busy profile's seed (checked, not kept).
-bool ReadBackground(const json& m, Checker& check, std::string* profile) {
+base::Status ReadBackground(const json& m, Checker& check, std::string* profile) {
   if (m.contains("profile")) {
-    if (!check.String(m, "", "profile", profile)) return false;
+    if (base::Status st = check.String(m, "", "profile", profile); !st.ok()) return st;
     if (*profile != "clean" && *profile != "busy") {
       return check.Fail("profile", "\"" + *profile + "\" is not clean or busy");
     }
@@ -256,32 +258,30 @@ bool ReadBackground(const json& m, Checker& check, std::string* profile) {
   if (m.contains("seed") && !m.at("seed").is_number_unsigned()) {
     return check.Fail("seed", Checker::Expected("a non-negative integer", m.at("seed")));
   }
-  return true;
+  return base::Status();
 }
 
 // Step 2: the top-level fields, always checked in this order, so that a manifest with several
 // problems reports the same one every time; `generator` and `comment` are free text for
 // people, checked only to be strings.
-bool ReadHeader(const json& m, Checker& check, BundleHeader* h) {
-  if (!check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
-                  {"scenario", "generator", "comment", "trials", "profile", "seed"}) ||
-      !ReadFormat(m, check, &h->trials_json) ||
-      !check.String(m, "", "slurm_version", &h->slurm_version) ||
-      !check.Time(m, "", "recorded_at", &h->recorded_at)) {
-    return false;
-  }
-  if (m.contains("scenario") && !check.String(m, "", "scenario", &h->scenario)) return false;
-  if (!ReadBackground(m, check, &h->profile)) return false;
+base::Status ReadHeader(const json& m, Checker& check, BundleHeader* h) {
+  base::Status st = check.Keys(m, "", {"format", "slurm_version", "recorded_at", "snapshots"},
+                               {"scenario", "generator", "comment", "trials", "profile", "seed"});
+  if (st.ok()) st = ReadFormat(m, check, &h->trials_json);
+  if (st.ok()) st = check.String(m, "", "slurm_version", &h->slurm_version);
+  if (st.ok()) st = check.Time(m, "", "recorded_at", &h->recorded_at);
+  if (st.ok() && m.contains("scenario")) st = check.String(m, "", "scenario", &h->scenario);
+  if (st.ok()) st = ReadBackground(m, check, &h->profile);
   for (const char* key : {"generator", "comment"}) {
     std::string unused;
-    if (m.contains(key) && !check.String(m, "", key, &unused, false)) return false;
+    if (st.ok() && m.contains(key)) st = check.String(m, "", key, &unused, false);
   }
-  return true;
+  return st;
 }
 
 // Step 5a: `argv`, a non-empty array of strings: the key a replayed Read is looked up by.
-bool ReadArgv(const json& rj, const std::string& rw, Checker& check,
-              std::vector<std::string>* out) {
+base::Status ReadArgv(const json& rj, const std::string& rw, Checker& check,
+                      std::vector<std::string>* out) {
   const json& argv = rj.at("argv");
   if (!argv.is_array() || argv.empty()) {
     return check.Fail(rw + ".argv", argv.is_array()
@@ -295,19 +295,19 @@ bool ReadArgv(const json& rj, const std::string& rw, Checker& check,
     }
     out->push_back(argv[ai].get<std::string>());
   }
-  return true;
+  return base::Status();
 }
 
 // Step 5b: how the read ended: `outcome` is one of Evidence's outcomes, and an ok read exited 0
 // (a recording that says otherwise is inconsistent, not a success to trust).
-bool ReadOutcome(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
+base::Status ReadOutcome(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
   const json& exit_code = rj.at("exit_code");
   if (!exit_code.is_number_integer()) {
     return check.Fail(rw + ".exit_code", Checker::Expected("an integer", exit_code));
   }
   e->exit_code = exit_code.get<int>();
   std::string outcome;
-  if (!check.String(rj, rw, "outcome", &outcome)) return false;
+  if (base::Status st = check.String(rj, rw, "outcome", &outcome); !st.ok()) return st;
   if (!ParseOutcome(outcome, &e->outcome)) {
     return check.Fail(rw + ".outcome", "\"" + outcome +
                                            "\" is not one of ok, failed, timed_out, refused, "
@@ -317,72 +317,71 @@ bool ReadOutcome(const json& rj, const std::string& rw, Checker& check, Evidence
     return check.Fail(rw + ".exit_code",
                       "an ok read must have exit code 0, got " + std::to_string(e->exit_code));
   }
-  return true;
+  return base::Status();
 }
 
 // Step 5c: how long the read took, and `timed_out`, which restates the outcome and must agree
 // with it (true exactly when the outcome is timed_out).
-bool ReadTiming(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
+base::Status ReadTiming(const json& rj, const std::string& rw, Checker& check, Evidence* e) {
   double duration_ms = 0;
-  if (!check.Number(rj, rw, "duration_ms", &duration_ms)) return false;
+  if (base::Status st = check.Number(rj, rw, "duration_ms", &duration_ms); !st.ok()) return st;
   if (duration_ms < 0) return check.Fail(rw + ".duration_ms", "must not be negative");
   e->seconds = duration_ms / 1000.0;
   bool timed_out = false;
-  if (!check.Boolean(rj, rw, "timed_out", &timed_out)) return false;
+  if (base::Status st = check.Boolean(rj, rw, "timed_out", &timed_out); !st.ok()) return st;
   if (timed_out != (e->outcome == Evidence::Outcome::kTimedOut)) {
     return check.Fail(rw + ".timed_out", std::string(timed_out ? "true" : "false") +
                                              " contradicts outcome \"" + OutcomeName(e->outcome) +
                                              "\"");
   }
-  return true;
+  return base::Status();
 }
 
 // Step 5: one recorded read (`rw` names it: snapshots[i].reads[j]) as the Evidence that Read
 // will return for its argv: source "replay", the snapshot's time, the recorded streams. A read
 // that is not ok must carry its cause: a failure never replays as an empty answer.
-bool ReadRecordedRead(const json& rj, const std::string& rw, const std::string& taken_at,
-                      StreamFiles& files, Checker& check, Evidence* e) {
-  if (!check.Keys(rj, rw,
-                  {"argv", "exit_code", "outcome", "duration_ms", "timed_out", "stdout_file",
-                   "stderr_file", "cause"},
-                  {"stdout_truncated", "topic"})) {
-    return false;
-  }
+base::Status ReadRecordedRead(const json& rj, const std::string& rw, const std::string& taken_at,
+                              StreamFiles& files, Checker& check, Evidence* e) {
+  base::Status st = check.Keys(rj, rw,
+                               {"argv", "exit_code", "outcome", "duration_ms", "timed_out",
+                                "stdout_file", "stderr_file", "cause"},
+                               {"stdout_truncated", "topic"});
+  if (!st.ok()) return st;
   e->source = "replay";
   e->evidence_time = taken_at;
-  if (!ReadArgv(rj, rw, check, &e->argv) || !ReadOutcome(rj, rw, check, e) ||
-      !ReadTiming(rj, rw, check, e)) {
-    return false;
+  st = ReadArgv(rj, rw, check, &e->argv);
+  if (st.ok()) st = ReadOutcome(rj, rw, check, e);
+  if (st.ok()) st = ReadTiming(rj, rw, check, e);
+  if (st.ok() && rj.contains("stdout_truncated")) {
+    st = check.Boolean(rj, rw, "stdout_truncated", &e->out_truncated);
   }
-  if (rj.contains("stdout_truncated") &&
-      !check.Boolean(rj, rw, "stdout_truncated", &e->out_truncated)) {
-    return false;
-  }
+  if (!st.ok()) return st;
   std::string topic;  // the topic whose read it was; checked, not kept
-  if (rj.contains("topic") && !check.String(rj, rw, "topic", &topic)) return false;
-  if (!check.String(rj, rw, "cause", &e->cause, false)) return false;
+  if (rj.contains("topic")) st = check.String(rj, rw, "topic", &topic);
+  if (st.ok()) st = check.String(rj, rw, "cause", &e->cause, false);
+  if (!st.ok()) return st;
   if (e->outcome != Evidence::Outcome::kOk && e->cause.empty()) {
     return check.Fail(rw + ".cause", std::string("a read with outcome \"") +
                                          OutcomeName(e->outcome) + "\" needs its cause");
   }
   std::string stdout_file, stderr_file;
-  return check.String(rj, rw, "stdout_file", &stdout_file) &&
-         check.String(rj, rw, "stderr_file", &stderr_file) &&
-         files.Load(stdout_file, rw + ".stdout_file", check, &e->out) &&
-         files.Load(stderr_file, rw + ".stderr_file", check, &e->err);
+  st = check.String(rj, rw, "stdout_file", &stdout_file);
+  if (st.ok()) st = check.String(rj, rw, "stderr_file", &stderr_file);
+  if (st.ok()) st = files.Load(stdout_file, rw + ".stdout_file", check, &e->out);
+  if (st.ok()) st = files.Load(stderr_file, rw + ".stderr_file", check, &e->err);
+  return st;
 }
 
 // Step 4: one snapshot (`where` names it: snapshots[i]). Offsets must increase strictly, so
 // that SetOffset's "latest at or before" picks one snapshot; an argv appears at most once, so
 // that Read has one answer.
-bool ReadSnapshot(const json& sj, const std::string& where,
-                  const std::vector<ReplayBackend::Snapshot>& earlier, StreamFiles& files,
-                  Checker& check, ReplayBackend::Snapshot* snap) {
-  if (!check.Keys(sj, where, {"offset_seconds", "taken_at", "reads"}, {"comment"}) ||
-      !check.Number(sj, where, "offset_seconds", &snap->offset_seconds) ||
-      !check.Time(sj, where, "taken_at", &snap->taken_at)) {
-    return false;
-  }
+base::Status ReadSnapshot(const json& sj, const std::string& where,
+                          const std::vector<ReplayBackend::Snapshot>& earlier, StreamFiles& files,
+                          Checker& check, ReplayBackend::Snapshot* snap) {
+  base::Status st = check.Keys(sj, where, {"offset_seconds", "taken_at", "reads"}, {"comment"});
+  if (st.ok()) st = check.Number(sj, where, "offset_seconds", &snap->offset_seconds);
+  if (st.ok()) st = check.Time(sj, where, "taken_at", &snap->taken_at);
+  if (!st.ok()) return st;
   if (!earlier.empty() && snap->offset_seconds <= earlier.back().offset_seconds) {
     return check.Fail(where + ".offset_seconds", FormatOffset(snap->offset_seconds) +
                                                      " is not after the previous snapshot's " +
@@ -394,20 +393,21 @@ bool ReadSnapshot(const json& sj, const std::string& where,
   for (std::size_t ri = 0; ri < reads.size(); ++ri) {
     const std::string rw = where + ".reads[" + std::to_string(ri) + "]";
     Evidence e;
-    if (!ReadRecordedRead(reads[ri], rw, snap->taken_at, files, check, &e)) return false;
+    st = ReadRecordedRead(reads[ri], rw, snap->taken_at, files, check, &e);
+    if (!st.ok()) return st;
     std::vector<std::string> key = e.argv;
     const std::string shown = JoinArgv(key);
     if (!snap->reads.emplace(std::move(key), std::move(e)).second) {
       return check.Fail(rw + ".argv", "\"" + shown + "\" is recorded twice in this snapshot");
     }
   }
-  return true;
+  return base::Status();
 }
 
 // Step 3: `snapshots` is a non-empty array (a bundle without one could answer nothing), each
 // snapshot read in turn.
-bool ReadSnapshots(const json& m, StreamFiles& files, Checker& check,
-                   std::vector<ReplayBackend::Snapshot>* out) {
+base::Status ReadSnapshots(const json& m, StreamFiles& files, Checker& check,
+                           std::vector<ReplayBackend::Snapshot>* out) {
   const json& snapshots = m.at("snapshots");
   if (!snapshots.is_array()) {
     return check.Fail("snapshots", Checker::Expected("an array", snapshots));
@@ -415,13 +415,12 @@ bool ReadSnapshots(const json& m, StreamFiles& files, Checker& check,
   if (snapshots.empty()) return check.Fail("snapshots", "must hold at least one snapshot");
   for (std::size_t si = 0; si < snapshots.size(); ++si) {
     ReplayBackend::Snapshot snap;
-    if (!ReadSnapshot(snapshots[si], "snapshots[" + std::to_string(si) + "]", *out, files, check,
-                      &snap)) {
-      return false;
-    }
+    base::Status st = ReadSnapshot(snapshots[si], "snapshots[" + std::to_string(si) + "]", *out,
+                                   files, check, &snap);
+    if (!st.ok()) return st;
     out->push_back(std::move(snap));
   }
-  return true;
+  return base::Status();
 }
 
 }  // namespace
@@ -437,10 +436,10 @@ base::Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const std::stri
   json manifest;
   BundleHeader header;
   std::vector<Snapshot> snapshots;
-  if (!ParseManifest(manifest_path, dir, check, &manifest) ||
-      !ReadHeader(manifest, check, &header) || !ReadSnapshots(manifest, files, check, &snapshots)) {
-    return check.status();
-  }
+  base::Status st = ParseManifest(manifest_path, dir, check, &manifest);
+  if (st.ok()) st = ReadHeader(manifest, check, &header);
+  if (st.ok()) st = ReadSnapshots(manifest, files, check, &snapshots);
+  if (!st.ok()) return st;
 
   std::unique_ptr<ReplayBackend> b(new ReplayBackend());
   b->dir_ = dir;

@@ -73,18 +73,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Filters filters = ReadFilters(rest.substr(0, nl));
   const std::string out(nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1));
 
-  BuiltArgv built = BuildArgv(topic, filters);
-  if (!built.error.empty()) {
-    if (!built.argv.empty()) Fail("an error with an argv", topic.name, built.error);
+  slurm_rca::base::Result<std::vector<std::string>> built = BuildArgv(topic, filters);
+  if (!built.ok()) {
+    if (built.status().message().empty()) Fail("an error without a message", topic.name, "");
   } else if (topic.source == Source::kCommand) {
-    slurm_rca::guard::Verdict v = guard.Check(built.argv);
+    slurm_rca::guard::Verdict v = guard.Check(*built);
     if (!v.ok()) {
       Fail("built argv refused by the guard", topic.name,
-           slurm_rca::guard::FormatArgv(built.argv) + ": " + v.denial().ToString());
+           slurm_rca::guard::FormatArgv(*built) + ": " + v.denial().ToString());
     }
   }
 
-  Parsed p = Parse(topic, out, caps, built.error.empty() ? filters : Filters{});
+  Parsed p = Parse(topic, out, caps, built.ok() ? filters : Filters{});
   if (!p.rows.is_array() || p.rows.size() > caps.max_rows) Fail("rows over the cap", topic.name, out);
   if (p.total_rows < p.rows.size()) Fail("total_rows below rows", topic.name, out);
   if (p.text.size() > caps.max_bytes) Fail("text over the cap", topic.name, out);

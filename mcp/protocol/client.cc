@@ -18,6 +18,9 @@
 
 namespace slurm_rca::mcp {
 
+using base::Result;
+using base::Status;
+
 Status RpcError(int code, std::string message, const Json& data) {
   return Status::RpcError(code, std::move(message), data.is_null() ? "" : data.dump());
 }

@@ -9,9 +9,9 @@
 // kept-alive connections.
 //
 //   Client client(std::make_unique<StdioClientTransport>(from_server_fd, to_server_fd));
-//   Result<Connection> c = client.Connect("rca-agent", "0.1.0");   // modern, else legacy
+//   base::Result<Connection> c = client.Connect("rca-agent", "0.1.0");   // modern, else legacy
 //   if (!c.ok()) return Fail(c.status().ToString());
-//   Result<ToolCallResult> r = client.CallTool("slurm_query", {{"topic", "queue"}},
+//   base::Result<ToolCallResult> r = client.CallTool("slurm_query", {{"topic", "queue"}},
 //       [](double p, std::optional<double> total, const std::string& msg) { ... });
 //   if (r.ok() && !r->is_error) Use(r->structured);
 //
@@ -67,13 +67,9 @@ inline constexpr int kRequestTimeout = -32001;  // no response within the reques
 // Errors as values (base/status.h). A JSON-RPC error, or a transport failure named by one of the
 // codes above, is an RpcError status: its code is rpc_code(), its data (e.g. {"httpStatus": 404})
 // the payload, read back with RpcData.
-using Status = base::Status;
-template <typename T>
-using Result = base::Result<T>;
-
-Status RpcError(int code, std::string message, const Json& data = nullptr);
+base::Status RpcError(int code, std::string message, const Json& data = nullptr);
 // The data of an RpcError status; null when it had none or is another kind.
-Json RpcData(const Status& status);
+Json RpcData(const base::Status& status);
 
 using NotificationHandler = std::function<void(const Json& notification)>;
 
@@ -83,9 +79,9 @@ class ClientTransport {
   virtual ~ClientTransport() = default;
   // Sends a request and waits up to `timeout` for the response carrying its id. Returns the whole
   // response message (result or error), or a transport Status.
-  virtual Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) = 0;
+  virtual base::Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) = 0;
   // Sends a notification (or a response); nothing comes back.
-  virtual Status Notify(const Json& message) = 0;
+  virtual base::Status Notify(const Json& message) = 0;
   // Receives every notification the server sends. Set before the first request.
   virtual void SetNotificationHandler(NotificationHandler handler) = 0;
   // The negotiated legacy revision (HTTP sends it as MCP-Protocol-Version on later requests).
@@ -119,8 +115,8 @@ class StdioClientTransport : public ClientTransport {
   StdioClientTransport(const StdioClientTransport&) = delete;
   StdioClientTransport& operator=(const StdioClientTransport&) = delete;
 
-  Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
-  Status Notify(const Json& message) override;
+  base::Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
+  base::Status Notify(const Json& message) override;
   void SetNotificationHandler(NotificationHandler handler) override;
   void Close() override;
 
@@ -138,7 +134,7 @@ class StdioClientTransport : public ClientTransport {
   ReadStep ReadSome(int timeout_ms);
   void Dispatch(std::string_view line);
   void Wake();  // makes a ReadSome that waits return kWoken
-  Status WriteLine(const Json& message);
+  base::Status WriteLine(const Json& message);
 
   const int read_fd_;
   const int write_fd_;
@@ -197,8 +193,8 @@ class HttpClientTransport : public ClientTransport {
                       std::optional<std::string> bearer_token = std::nullopt);
   ~HttpClientTransport() override;
 
-  Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
-  Status Notify(const Json& message) override;
+  base::Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
+  base::Status Notify(const Json& message) override;
   void SetNotificationHandler(NotificationHandler handler) override;
   void SetProtocolVersion(const std::string& version) override;
   Kind kind() const override { return Kind::kHttp; }
@@ -212,7 +208,7 @@ class HttpClientTransport : public ClientTransport {
 
  private:
   // POSTs one message; `id` is the request id awaited, or null for a notification.
-  Result<Json> Post(const Json& message, const Json& id, std::chrono::milliseconds timeout);
+  base::Result<Json> Post(const Json& message, const Json& id, std::chrono::milliseconds timeout);
   // An idle connection, or a new one (connected on its first request).
   std::unique_ptr<httplib::Client> TakeConnection();
   std::unique_ptr<httplib::Client> NewConnection() const;
@@ -298,23 +294,24 @@ class Client {
   // transport's status, data.httpStatus), 5xx or network failure; kModern and a server that does
   // not speak 2026-07-28; a server that answers -32022 to the probe at the version it listed;
   // and whatever initialize returns.
-  Result<Connection> Connect(const std::string& client_name, const std::string& client_version,
-                             EraMode mode = EraMode::kAuto);
+  base::Result<Connection> Connect(const std::string& client_name,
+                                   const std::string& client_version,
+                                   EraMode mode = EraMode::kAuto);
   // The legacy handshake alone: initialize, then notifications/initialized. Fails when the server
   // picks a revision this client does not speak.
-  Result<InitializeResult> Initialize(const std::string& client_name,
-                                      const std::string& client_version);
+  base::Result<InitializeResult> Initialize(const std::string& client_name,
+                                            const std::string& client_version);
   // Every tool, following nextCursor.
-  Result<std::vector<Json>> ListTools();
+  base::Result<std::vector<Json>> ListTools();
   // `on_progress` (when set) adds a progressToken and receives notifications/progress.
-  Result<ToolCallResult> CallTool(const std::string& name, const Json& arguments,
-                                  ProgressCallback on_progress = nullptr,
-                                  std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  base::Result<ToolCallResult> CallTool(
+      const std::string& name, const Json& arguments, ProgressCallback on_progress = nullptr,
+      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Legacy only: the modern era has no ping (kMethodNotFound, nothing sent).
-  Status Ping();
+  base::Status Ping();
   // Legacy: logging/setLevel. Modern (no such method): every later request carries the level as
   // _meta "io.modelcontextprotocol/logLevel"; without it the server sends no log notifications.
-  Status SetLogLevel(const std::string& level);
+  base::Status SetLogLevel(const std::string& level);
 
   // Any request: its result, or the server's error as a Status. On timeout the request is
   // cancelled with notifications/cancelled. In the modern era `params` (null or an object) gets
@@ -322,10 +319,10 @@ class Client {
   // one was set; keys already in params._meta, such as progressToken, are kept), and a result
   // whose resultType is not "complete" (input_required, task) is an error: this client answers
   // no server requests.
-  Result<Json> Call(const std::string& method, Json params,
-                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  base::Result<Json> Call(const std::string& method, Json params,
+                          std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // A notification; in the modern era with the same envelope (the transport reads its revision).
-  Status Notify(const std::string& method, Json params);
+  base::Status Notify(const std::string& method, Json params);
 
   // kLegacy until Connect picks modern.
   Era era() const { return connection_.era; }
@@ -341,7 +338,7 @@ class Client {
   Probe Discover(const std::string& version);
   // params._meta of a modern message.
   Json Envelope() const;
-  Status RefusedInModern(const std::string& method) const;
+  base::Status RefusedInModern(const std::string& method) const;
 
   std::unique_ptr<ClientTransport> transport_;
   ClientOptions options_;

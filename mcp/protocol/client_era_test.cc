@@ -21,6 +21,10 @@
 #include "mcp/protocol/client.h"
 
 namespace slurm_rca::mcp {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using std::chrono::milliseconds;

@@ -26,6 +26,10 @@
 #include "mcp/protocol/test_tools.h"
 
 namespace slurm_rca::mcp {
+
+using base::Result;
+using base::Status;
+
 namespace {
 
 using std::chrono::milliseconds;

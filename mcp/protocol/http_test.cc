@@ -18,6 +18,9 @@
 #include "mcp/protocol/server.h"
 
 namespace slurm_rca::mcp {
+
+using base::Result;
+
 namespace {
 
 using std::chrono::milliseconds;

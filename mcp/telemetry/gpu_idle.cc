@@ -14,6 +14,9 @@
 #include "mcp/telemetry/text.h"
 
 namespace slurm_rca::mcp {
+
+using base::Status;
+
 namespace {
 
 using Json = nlohmann::json;
@@ -32,26 +35,31 @@ std::string Clip(std::string_view s, size_t n) {
   return s.size() > n ? out + "..." : out;
 }
 
-// Why a raw nvidia-smi value is not a number in [lo, hi], or "" with *v set.
-std::string ReadNumber(std::string_view raw, double lo, double hi, double* v) {
+// A raw nvidia-smi value as a number in [lo, hi], or why it is not one.
+base::Result<double> ReadNumber(std::string_view raw, double lo, double hi) {
   raw = TrimBlanks(raw);
-  if (raw.empty()) return "empty";
-  if (raw.front() == '[') return std::string(Clip(raw, 40)) + ": nvidia-smi reports no value";
+  if (raw.empty()) return Status::InvalidArgument("empty");
+  if (raw.front() == '[') {
+    return Status::InvalidArgument(Clip(raw, 40) + ": nvidia-smi reports no value");
+  }
   std::string lower;
   for (char c : raw) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  if (lower == "n/a" || lower == "na") return std::string(raw) + ": not available";
+  if (lower == "n/a" || lower == "na") {
+    return Status::InvalidArgument(std::string(raw) + ": not available");
+  }
   static const RE2 kNumber("-?[0-9]{1,12}(\\.[0-9]{1,12})?");
-  if (!RE2::FullMatch(raw, kNumber)) return Clip(raw, 40) + ": not a number";
+  if (!RE2::FullMatch(raw, kNumber))
+    return Status::InvalidArgument(Clip(raw, 40) + ": not a number");
   double d = std::strtod(std::string(raw).c_str(), nullptr);
-  if (!std::isfinite(d) || d < lo || d > hi) return Clip(raw, 40) + ": out of range";
-  *v = d;
-  return "";
+  if (!std::isfinite(d) || d < lo || d > hi) {
+    return Status::InvalidArgument(Clip(raw, 40) + ": out of range");
+  }
+  return d;
 }
 
 }  // namespace
 
 base::Status ValidateGpuIdleOptions(const GpuIdleOptions& o) {
-  using base::Status;
   if (!(o.interval > 0 && o.interval < o.max_sample_gap && o.max_sample_gap < o.window)) {
     return Status::InvalidArgument("need 0 < interval < max_sample_gap < window");
   }
@@ -124,39 +132,42 @@ Observation ParseNvidiaSmiSample(const std::string& node, std::int64_t time,
       return fail("device row has " + std::to_string(cells.size()) + " columns, expected 7: " +
                   Clip(line, 120));
     }
-    double index = 0;
     static const RE2 kIndex("[0-9]{1,4}");
-    if (!RE2::FullMatch(TrimBlanks(cells[0]), kIndex) ||
-        !ReadNumber(cells[0], 0, 1023, &index).empty() ||
-        !indexes.insert(static_cast<int>(index)).second) {
+    base::Result<double> index = ReadNumber(cells[0], 0, 1023);
+    if (!RE2::FullMatch(TrimBlanks(cells[0]), kIndex) || !index.ok() ||
+        !indexes.insert(static_cast<int>(*index)).second) {
       return fail("device row has a bad or repeated index: " + Clip(line, 120));
     }
     GpuSample g;
-    g.index = static_cast<int>(index);
+    g.index = static_cast<int>(*index);
     g.uuid = std::string(TrimBlanks(cells[1]));
-    double v = 0;
-    if (std::string why = ReadNumber(cells[2], 0, 100, &v); why.empty()) {
-      g.util_pct = v;
+    if (base::Result<double> util = ReadNumber(cells[2], 0, 100); util.ok()) {
+      g.util_pct = *util;
     } else {
-      g.unknown.push_back("util: " + why);
+      g.unknown.push_back("util: " + util.status().message());
     }
-    double used = 0, total = 0;
-    std::string used_why = ReadNumber(cells[3], 0, 4294967295.0, &used);
-    std::string total_why = ReadNumber(cells[4], 0, 4294967295.0, &total);
-    if (total_why.empty() && total <= 0) total_why = "total is 0";
-    if (used_why.empty() && total_why.empty() && used > total) {
-      used_why = total_why = "used exceeds total";
+    base::Result<double> used = ReadNumber(cells[3], 0, 4294967295.0);
+    base::Result<double> total = ReadNumber(cells[4], 0, 4294967295.0);
+    std::string mem_why;  // empty: both usable
+    if (!used.ok()) {
+      mem_why = used.status().message();
+    } else if (!total.ok()) {
+      mem_why = total.status().message();
+    } else if (*total <= 0) {
+      mem_why = "total is 0";
+    } else if (*used > *total) {
+      mem_why = "used exceeds total";
     }
-    if (used_why.empty() && total_why.empty()) {
-      g.mem_used_mib = used;
-      g.mem_total_mib = total;
+    if (mem_why.empty()) {
+      g.mem_used_mib = *used;
+      g.mem_total_mib = *total;
     } else {
-      g.unknown.push_back("memory: " + (used_why.empty() ? total_why : used_why));
+      g.unknown.push_back("memory: " + mem_why);
     }
-    if (std::string why = ReadNumber(cells[5], 0, 1e5, &v); why.empty()) {
-      g.power_w = v;
+    if (base::Result<double> power = ReadNumber(cells[5], 0, 1e5); power.ok()) {
+      g.power_w = *power;
     } else {
-      g.unknown.push_back("power: " + why);
+      g.unknown.push_back("power: " + power.status().message());
     }
     std::string_view mig = TrimBlanks(cells[6]);
     std::string lower;
@@ -213,16 +224,17 @@ struct Series {
   std::optional<std::int64_t> timestamp_ms;
 };
 
-// Parses one exposition line; "" on success.
-std::string ParseSeries(std::string_view line, Series* s) {
+// Parses one exposition line, or says why it does not parse.
+base::Result<Series> ParseSeries(std::string_view line) {
+  Series s;
   size_t i = 0;
   auto name_char = [](char c, bool first) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
            (!first && c >= '0' && c <= '9');
   };
   while (i < line.size() && name_char(line[i], i == 0)) ++i;
-  if (i == 0) return "no metric name";
-  s->name = std::string(line.substr(0, i));
+  if (i == 0) return Status::InvalidArgument("no metric name");
+  s.name = std::string(line.substr(0, i));
   if (i < line.size() && line[i] == '{') {
     ++i;
     while (true) {
@@ -233,23 +245,24 @@ std::string ParseSeries(std::string_view line, Series* s) {
       }
       size_t start = i;
       while (i < line.size() && name_char(line[i], i == start)) ++i;
-      if (i == start) return "bad label name";
+      if (i == start) return Status::InvalidArgument("bad label name");
       std::string key(line.substr(start, i - start));
-      if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') return "bad label";
+      if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"')
+        return Status::InvalidArgument("bad label");
       i += 2;
       std::string value;
       bool closed = false;
       while (i < line.size()) {
         char c = line[i++];
         if (c == '\\') {
-          if (i >= line.size()) return "bad escape";
+          if (i >= line.size()) return Status::InvalidArgument("bad escape");
           char e = line[i++];
           if (e == 'n') {
             value += '\n';
           } else if (e == '\\' || e == '"') {
             value += e;
           } else {
-            return "bad escape";
+            return Status::InvalidArgument("bad escape");
           }
         } else if (c == '"') {
           closed = true;
@@ -258,9 +271,9 @@ std::string ParseSeries(std::string_view line, Series* s) {
           value += c;
         }
       }
-      if (!closed) return "unterminated label value";
-      if (s->labels.count(key)) return "repeated label " + key;
-      s->labels[key] = value;
+      if (!closed) return Status::InvalidArgument("unterminated label value");
+      if (s.labels.count(key)) return Status::InvalidArgument("repeated label " + key);
+      s.labels[key] = value;
       while (i < line.size() && line[i] == ' ') ++i;
       if (i < line.size() && line[i] == ',') {
         ++i;
@@ -270,32 +283,33 @@ std::string ParseSeries(std::string_view line, Series* s) {
         ++i;
         break;
       }
-      return "bad label list";
+      return Status::InvalidArgument("bad label list");
     }
   }
   std::vector<std::string_view> rest;
   for (std::string_view part : SplitFields(TrimBlanks(line.substr(i)), ' ')) {
     if (!part.empty()) rest.push_back(part);
   }
-  if (rest.empty() || rest.size() > 2) return "expected a value and an optional timestamp";
+  if (rest.empty() || rest.size() > 2)
+    return Status::InvalidArgument("expected a value and an optional timestamp");
   std::string v(rest[0]);
   if (v == "NaN") {
-    s->value = std::nan("");
+    s.value = std::nan("");
   } else if (v == "+Inf" || v == "Inf") {
-    s->value = INFINITY;
+    s.value = INFINITY;
   } else if (v == "-Inf") {
-    s->value = -INFINITY;
+    s.value = -INFINITY;
   } else {
     static const RE2 kFloat("[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-    if (!RE2::FullMatch(v, kFloat)) return "bad value " + Clip(v, 40);
-    s->value = std::strtod(v.c_str(), nullptr);
+    if (!RE2::FullMatch(v, kFloat)) return Status::InvalidArgument("bad value " + Clip(v, 40));
+    s.value = std::strtod(v.c_str(), nullptr);
   }
   if (rest.size() == 2) {
     static const RE2 kTs("-?[0-9]{1,18}");
-    if (!RE2::FullMatch(rest[1], kTs)) return "bad timestamp";
-    s->timestamp_ms = std::strtoll(std::string(rest[1]).c_str(), nullptr, 10);
+    if (!RE2::FullMatch(rest[1], kTs)) return Status::InvalidArgument("bad timestamp");
+    s.timestamp_ms = std::strtoll(std::string(rest[1]).c_str(), nullptr, 10);
   }
-  return "";
+  return s;
 }
 
 struct MetricSpec {
@@ -329,23 +343,16 @@ struct DcgmGpu {
   std::map<std::string, std::vector<Clone>> metrics;
 };
 
-// The metric's value when every clone is valid and all agree; else why not in *why.
-std::optional<double> Usable(const DcgmGpu& g, const std::string& metric, std::string* why) {
+// The metric's value when every clone is valid and all agree; else why not.
+base::Result<double> Usable(const DcgmGpu& g, const std::string& metric) {
   auto it = g.metrics.find(metric);
-  if (it == g.metrics.end()) {
-    *why = metric + " absent";
-    return std::nullopt;
-  }
+  if (it == g.metrics.end()) return Status::InvalidArgument(metric + " absent");
   for (const Clone& c : it->second) {
-    if (!c.invalid.empty()) {
-      *why = metric + ": " + c.invalid;
-      return std::nullopt;
-    }
+    if (!c.invalid.empty()) return Status::InvalidArgument(metric + ": " + c.invalid);
   }
   for (const Clone& c : it->second) {
     if (c.value != it->second.front().value) {
-      *why = metric + ": series disagree";
-      return std::nullopt;
+      return Status::InvalidArgument(metric + ": series disagree");
     }
   }
   return it->second.front().value;
@@ -366,10 +373,12 @@ Observation ParseDcgmPage(const std::string& node, std::int64_t scrape_time,
     ++line_no;
     std::string_view t = TrimBlanks(line);
     if (t.empty() || t.front() == '#') continue;
-    Series s;
-    if (std::string e = ParseSeries(t, &s); !e.empty()) {
-      return fail("does not parse at line " + std::to_string(line_no) + ": " + e);
+    base::Result<Series> parsed = ParseSeries(t);
+    if (!parsed.ok()) {
+      return fail("does not parse at line " + std::to_string(line_no) + ": " +
+                  parsed.status().message());
     }
+    Series& s = *parsed;
     const MetricSpec* spec = nullptr;
     for (const MetricSpec& m : DcgmMetrics()) {
       if (s.name == m.name) spec = &m;
@@ -428,8 +437,9 @@ Observation ParseDcgmPage(const std::string& node, std::int64_t scrape_time,
          {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE"}) {
       if (!d.metrics.count(m)) continue;
       any = true;
-      std::optional<double> v = Usable(d, m, &why);
-      if (!v) {
+      base::Result<double> v = Usable(d, m);
+      if (!v.ok()) {
+        why = v.status().message();
         bad = true;
         break;
       }
@@ -441,24 +451,27 @@ Observation ParseDcgmPage(const std::string& node, std::int64_t scrape_time,
     } else {
       g.unknown.push_back("util: " + (any ? why : std::string("no activity metric")));
     }
-    std::string mem_why;
-    std::optional<double> used = Usable(d, "DCGM_FI_DEV_FB_USED", &mem_why);
-    std::optional<double> free = used ? Usable(d, "DCGM_FI_DEV_FB_FREE", &mem_why) : std::nullopt;
+    std::string mem_why;  // the last unusable memory metric's
+    auto mem = [&](const char* metric) -> std::optional<double> {
+      base::Result<double> v = Usable(d, metric);
+      if (v.ok()) return *v;
+      mem_why = v.status().message();
+      return std::nullopt;
+    };
+    std::optional<double> used = mem("DCGM_FI_DEV_FB_USED");
+    std::optional<double> free = used ? mem("DCGM_FI_DEV_FB_FREE") : std::nullopt;
     std::optional<double> reserved = 0.0;
-    if (d.metrics.count("DCGM_FI_DEV_FB_RESERVED")) {
-      reserved = Usable(d, "DCGM_FI_DEV_FB_RESERVED", &mem_why);
-    }
+    if (d.metrics.count("DCGM_FI_DEV_FB_RESERVED")) reserved = mem("DCGM_FI_DEV_FB_RESERVED");
     if (used && free && reserved && *used + *free + *reserved > 0) {
       g.mem_used_mib = *used;
       g.mem_total_mib = *used + *free + *reserved;
     } else {
       g.unknown.push_back("memory: " + (mem_why.empty() ? std::string("total is 0") : mem_why));
     }
-    std::string power_why;
-    if (auto p = Usable(d, "DCGM_FI_DEV_POWER_USAGE", &power_why)) {
+    if (base::Result<double> p = Usable(d, "DCGM_FI_DEV_POWER_USAGE"); p.ok()) {
       g.power_w = *p;
     } else {
-      g.unknown.push_back("power: " + power_why);
+      g.unknown.push_back("power: " + p.status().message());
     }
     g.unknown.push_back("pids: dcgm has no process data");
     o.gpus.push_back(std::move(g));

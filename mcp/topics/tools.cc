@@ -435,9 +435,9 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
     }
     caps.max_rows = std::min<size_t>(caps.max_rows, args["max_rows"].get<size_t>());
   }
-  BuiltArgv built = BuildArgv(*topic, filters);
-  if (!built.error.empty()) return InputError(built.error);
-  if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, built.argv, call);
+  base::Result<std::vector<std::string>> argv = BuildArgv(*topic, filters);
+  if (!argv.ok()) return InputError(argv.status().message());
+  if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, *argv, call);
   if (topic->format == Format::kFabric) return FabricQuery(o, *topic, call);
   if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic, call);
 
@@ -446,7 +446,7 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
   const std::optional<std::int64_t> version = o.backend->EvidenceVersion();
   std::shared_ptr<const CachedAnswer> answer = answers.Find(version, key);
   if (answer == nullptr) {
-    CachedAnswer built_answer = TopicAnswer(o, *topic, built.argv, key.filters, caps);
+    CachedAnswer built_answer = TopicAnswer(o, *topic, *argv, key.filters, caps);
     if (!version || o.backend->EvidenceVersion() != version) {
       Account(o, kQueryTool, built_answer.reads.front(), call);
       return std::move(built_answer.result);
@@ -470,8 +470,7 @@ CachedAnswer OverviewAnswer(const SurfaceOptions& o, ToolContext& context,
   for (const char* name : kOverviewSections) {
     if (context.Cancelled()) break;
     const Topic* topic = FindTopic(name);
-    BuiltArgv built = BuildArgv(*topic, {});
-    TopicRead read = ReadTopic(*o.backend, *topic, built.argv, {}, o.caps);
+    TopicRead read = ReadTopic(*o.backend, *topic, DefaultArgv(*topic), {}, o.caps);
     sections.push_back(EvidenceJson(*topic, read));
     text += "### " + std::string(name) + " - " + topic->summary + "\n";
     text += read.evidence.ok() ? std::to_string(read.parsed.total_rows) + " rows" +

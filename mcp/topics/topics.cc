@@ -981,53 +981,53 @@ const Topic* FindTopic(std::string_view name) {
   return nullptr;
 }
 
-BuiltArgv BuildArgv(const Topic& topic, const Filters& filters) {
-  BuiltArgv built;
+base::Result<std::vector<std::string>> BuildArgv(const Topic& topic, const Filters& filters) {
   for (const auto& given : filters) {
     const std::string& name = given.first;  // clang 14 cannot capture a structured binding
     bool known = std::any_of(topic.filters.begin(), topic.filters.end(),
                              [&](const Filter& f) { return f.name == name; });
     if (known) continue;
     if (topic.filters.empty()) {
-      built.error = "topic " + topic.name + " takes no filters (got " + Shown(name) + ")";
-    } else {
-      built.error = "topic " + topic.name + " has no filter " + Shown(name) +
-                    "; it accepts: " + FilterNames(topic);
+      return base::Status::InvalidArgument("topic " + topic.name + " takes no filters (got " +
+                                           Shown(name) + ")");
     }
-    return built;
+    return base::Status::InvalidArgument("topic " + topic.name + " has no filter " + Shown(name) +
+                                         "; it accepts: " + FilterNames(topic));
   }
-  built.argv = topic.argv;
+  std::vector<std::string> argv = topic.argv;
   for (const Filter& f : topic.filters) {
     auto it = filters.find(f.name);
     std::string value = it != filters.end() ? it->second : f.default_value;
     if (it == filters.end() && value.empty()) continue;
     if (!RE2::FullMatch(value, CompiledGrammar(f.pattern))) {
-      built.argv.clear();
-      built.error = "filter " + f.name + " of topic " + topic.name + " refused " + Shown(value) +
-                    ": it must be " + f.grammar;
-      return built;
+      return base::Status::InvalidArgument("filter " + f.name + " of topic " + topic.name +
+                                           " refused " + Shown(value) + ": it must be " +
+                                           f.grammar);
     }
     switch (f.kind) {
       case Filter::Kind::kOption:
-        built.argv.push_back(f.flag);
-        built.argv.push_back(value);
+        argv.push_back(f.flag);
+        argv.push_back(value);
         break;
       case Filter::Kind::kOperand:
-        built.argv.push_back(value);
+        argv.push_back(value);
         break;
       case Filter::Kind::kLocal: {
         if (auto re = CompileLogPattern(value); !re.ok()) {
-          built.argv.clear();
-          built.error = "filter " + f.name + " of topic " + topic.name + " refused " +
-                        Shown(value) + ": it does not compile as RE2 (" + re.status().message() +
-                        ")";
-          return built;
+          return base::Status::InvalidArgument(
+              "filter " + f.name + " of topic " + topic.name + " refused " + Shown(value) +
+              ": it does not compile as RE2 (" + re.status().message() + ")");
         }
         break;
       }
     }
   }
-  return built;
+  return argv;
+}
+
+std::vector<std::string> DefaultArgv(const Topic& topic) {
+  base::Result<std::vector<std::string>> argv = BuildArgv(topic, {});
+  return argv.ok() ? std::move(argv).value() : std::vector<std::string>();
 }
 
 Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& caps,

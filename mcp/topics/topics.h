@@ -9,11 +9,12 @@
 // here starts a process or reads a file: the back-end runs the argv, this file reads the text.
 //
 //   const Topic* topic = FindTopic("queue");
-//   BuiltArgv built = BuildArgv(*topic, {{"user", "alice"}, {"state", "PENDING"}});
-//   if (!built.error.empty()) return ToolError(built.error);  // names the filters / grammar
+//   base::Result<std::vector<std::string>> argv =
+//       BuildArgv(*topic, {{"user", "alice"}, {"state", "PENDING"}});
+//   if (!argv.ok()) return ToolError(argv.status().message());  // names the filters / grammar
 //   Evidence e = topic->source == Source::kDaemonLog
-//                    ? backend.ReadLog(built.argv[1], kLogTailLines)
-//                    : backend.Read(built.argv);
+//                    ? backend.ReadLog((*argv)[1], kLogTailLines)
+//                    : backend.Read(*argv);
 //   if (e.ok()) {
 //     Parsed p = Parse(*topic, e.out, Caps{}, filters);  // filters: the logs pattern
 //     // p.rows: array of objects keyed by column names; p.text: free text; p.truncated ...
@@ -30,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 namespace slurm_rca::mcp {
 
@@ -100,15 +103,14 @@ const std::vector<Topic>& Topics();
 // nullptr when there is no topic of that exact name.
 const Topic* FindTopic(std::string_view name);
 
-struct BuiltArgv {
-  std::vector<std::string> argv;
-  std::string error;  // non-empty: nothing to run; one sentence naming what is accepted
-};
-
 // The topic's base argv with each filter appended in the topic's filter order. An unknown
-// filter, an empty value or one outside its grammar is an error; so is a logs pattern that
-// does not compile or is longer than kMaxLogPatternBytes.
-BuiltArgv BuildArgv(const Topic& topic, const Filters& filters);
+// filter, an empty value or one outside its grammar is an invalid argument, its message one
+// sentence naming what is accepted; so is a logs pattern that does not compile or is longer than
+// kMaxLogPatternBytes.
+base::Result<std::vector<std::string>> BuildArgv(const Topic& topic, const Filters& filters);
+// BuildArgv with no filters given (the defaults only): what the overview and the recorder read.
+// Empty only if a default were outside its grammar, which topics_test rules out.
+std::vector<std::string> DefaultArgv(const Topic& topic);
 
 struct Caps {
   std::size_t max_rows = 200;     // rows kept (logs keep the newest)

@@ -196,59 +196,61 @@ TEST(TopicsTest, RowSchemaListsTheColumns) {
 // --- building argv ---------------------------------------------------------------------------
 
 TEST(TopicArgvTest, FiltersAreSeparateElementsInTopicOrder) {
-  BuiltArgv b = BuildArgv(T("queue"), {{"state", "PENDING"}, {"user", "alice"}});
-  ASSERT_EQ(b.error, "");
-  EXPECT_EQ(b.argv, Concat(T("queue").argv, {"-u", "alice", "-t", "PENDING"}));
+  base::Result<std::vector<std::string>> b =
+      BuildArgv(T("queue"), {{"state", "PENDING"}, {"user", "alice"}});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, Concat(T("queue").argv, {"-u", "alice", "-t", "PENDING"}));
 
   b = BuildArgv(T("jobs"), {{"job", "1234"}});
-  ASSERT_EQ(b.error, "");
-  EXPECT_EQ(b.argv, (std::vector<std::string>{"scontrol", "-o", "show", "job", "1234"}));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, (std::vector<std::string>{"scontrol", "-o", "show", "job", "1234"}));
 
   b = BuildArgv(T("gpu"), {{"id", "0"}});
-  ASSERT_EQ(b.error, "");
-  EXPECT_EQ(b.argv, Concat(T("gpu").argv, {"-i", "0"}));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, Concat(T("gpu").argv, {"-i", "0"}));
 
-  EXPECT_EQ(BuildArgv(T("diagnostics"), {}).argv, (std::vector<std::string>{"sdiag"}));
+  EXPECT_EQ(DefaultArgv(T("diagnostics")), (std::vector<std::string>{"sdiag"}));
 }
 
 TEST(TopicArgvTest, LogsNameTheDaemonAndCheckThePattern) {
   EXPECT_EQ(T("logs").source, Source::kDaemonLog);
-  BuiltArgv b = BuildArgv(T("logs"), {});
-  ASSERT_EQ(b.error, "");
-  EXPECT_EQ(b.argv, (std::vector<std::string>{"log", "slurmctld"}));
+  base::Result<std::vector<std::string>> b = BuildArgv(T("logs"), {});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, (std::vector<std::string>{"log", "slurmctld"}));
   b = BuildArgv(T("logs"), {{"daemon", "slurmdbd"}, {"pattern", "error|JobId=1008"}});
-  ASSERT_EQ(b.error, "");
-  EXPECT_EQ(b.argv, (std::vector<std::string>{"log", "slurmdbd"}));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, (std::vector<std::string>{"log", "slurmdbd"}));
 
   for (std::string daemon : {"slurmctl", "munged", "slurmd ", "../etc/passwd", "SLURMD"}) {
-    EXPECT_NE(BuildArgv(T("logs"), {{"daemon", daemon}}).error, "") << daemon;
+    EXPECT_FALSE(BuildArgv(T("logs"), {{"daemon", daemon}}).ok()) << daemon;
   }
   for (std::string pattern :
        {std::string("("), std::string("a{2,1}"), std::string(""), std::string(257, 'x'),
         std::string("caf\xc3\xa9"), std::string("a\nb"), std::string("a\0b", 3)}) {
     b = BuildArgv(T("logs"), {{"pattern", pattern}});
-    EXPECT_NE(b.error, "") << pattern;
-    EXPECT_TRUE(b.argv.empty());
+    EXPECT_FALSE(b.ok()) << pattern;
   }
   // RE2 refuses what would need backtracking.
-  EXPECT_NE(BuildArgv(T("logs"), {{"pattern", "(a)\\1"}}).error, "");
-  EXPECT_NE(BuildArgv(T("logs"), {{"pattern", "a(?=b)"}}).error, "");
-  EXPECT_EQ(BuildArgv(T("logs"), {{"pattern", "(a+)+$"}}).error, "");
-  EXPECT_EQ(BuildArgv(T("logs"), {{"pattern", std::string(256, 'x')}}).error, "");
+  EXPECT_FALSE(BuildArgv(T("logs"), {{"pattern", "(a)\\1"}}).ok());
+  EXPECT_FALSE(BuildArgv(T("logs"), {{"pattern", "a(?=b)"}}).ok());
+  EXPECT_TRUE(BuildArgv(T("logs"), {{"pattern", "(a+)+$"}}).ok());
+  EXPECT_TRUE(BuildArgv(T("logs"), {{"pattern", std::string(256, 'x')}}).ok());
 }
 
 TEST(TopicArgvTest, UnknownFiltersNameWhatIsAccepted) {
-  BuiltArgv b = BuildArgv(T("queue"), {{"bogus", "x"}});
-  EXPECT_TRUE(b.argv.empty());
-  EXPECT_NE(b.error.find("'bogus'"), std::string::npos) << b.error;
-  EXPECT_NE(b.error.find("user, partition, state, account, node"), std::string::npos) << b.error;
+  base::Result<std::vector<std::string>> b = BuildArgv(T("queue"), {{"bogus", "x"}});
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("'bogus'"), std::string::npos) << b.status().message();
+  EXPECT_NE(b.status().message().find("user, partition, state, account, node"), std::string::npos)
+      << b.status().message();
 
   b = BuildArgv(T("diagnostics"), {{"user", "alice"}});
-  EXPECT_TRUE(b.argv.empty());
-  EXPECT_NE(b.error.find("takes no filters"), std::string::npos) << b.error;
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("takes no filters"), std::string::npos)
+      << b.status().message();
   // A flag is not a filter name.
-  EXPECT_NE(BuildArgv(T("queue"), {{"-u", "alice"}}).error, "");
-  EXPECT_NE(BuildArgv(T("queue"), {{"format", "%i"}}).error, "");
+  EXPECT_FALSE(BuildArgv(T("queue"), {{"-u", "alice"}}).ok());
+  EXPECT_FALSE(BuildArgv(T("queue"), {{"format", "%i"}}).ok());
 }
 
 TEST(TopicArgvTest, HostileValuesAreRefusedByEveryArgvFilter) {
@@ -279,11 +281,11 @@ TEST(TopicArgvTest, HostileValuesAreRefusedByEveryArgvFilter) {
     for (const Filter& f : t.filters) {
       if (f.kind == Filter::Kind::kLocal) continue;  // a regex, never an argv element
       for (const std::string& value : hostile) {
-        BuiltArgv b = BuildArgv(t, {{f.name, value}});
-        EXPECT_NE(b.error, "") << t.name << "." << f.name << " accepted " << value;
-        EXPECT_TRUE(b.argv.empty()) << t.name << "." << f.name;
-        if (!b.error.empty()) {
-          EXPECT_NE(b.error.find(f.grammar), std::string::npos) << b.error;
+        base::Result<std::vector<std::string>> b = BuildArgv(t, {{f.name, value}});
+        EXPECT_FALSE(b.ok()) << t.name << "." << f.name << " accepted " << value;
+        if (!b.ok()) {
+          EXPECT_NE(b.status().message().find(f.grammar), std::string::npos)
+              << b.status().message();
         }
       }
     }
@@ -293,13 +295,13 @@ TEST(TopicArgvTest, HostileValuesAreRefusedByEveryArgvFilter) {
 TEST(TopicArgvTest, EveryArgvBuiltIsAllowedByTheGuard) {
   guard::Guard guard(guard::GuardOptions{.clusters = {"rca"}});
   auto expect_allowed = [&](const Topic& t, const Filters& filters) {
-    BuiltArgv b = BuildArgv(t, filters);
-    ASSERT_EQ(b.error, "") << t.name;
-    guard::Verdict v = guard.Check(b.argv);
+    base::Result<std::vector<std::string>> b = BuildArgv(t, filters);
+    ASSERT_TRUE(b.ok()) << t.name << ": " << b.status().message();
+    guard::Verdict v = guard.Check(*b);
     std::string shown;
-    for (const std::string& a : b.argv) shown += " " + a;
+    for (const std::string& a : *b) shown += " " + a;
     ASSERT_TRUE(v.ok()) << t.name << ":" << shown << ": " << v.denial().ToString();
-    EXPECT_EQ(v.approved().argv(), b.argv);
+    EXPECT_EQ(v.approved().argv(), *b);
   };
   int checked = 0;
   for (const Topic& t : Topics()) {
@@ -322,14 +324,14 @@ TEST(TopicArgvTest, EveryArgvBuiltIsAllowedByTheGuard) {
 TEST(TopicArgvTest, EveryFilterExampleAndEdgeValuePasses) {
   for (const Topic& t : Topics()) {
     for (const Filter& f : t.filters) {
-      EXPECT_EQ(BuildArgv(t, {{f.name, f.example}}).error, "") << t.name << "." << f.name;
+      EXPECT_TRUE(BuildArgv(t, {{f.name, f.example}}).ok()) << t.name << "." << f.name;
     }
   }
-  EXPECT_EQ(BuildArgv(T("queue"), {{"user", std::string(128, 'x')}}).error, "");
-  EXPECT_EQ(BuildArgv(T("queue"), {{"user", "alice,bob"}}).error, "");
-  EXPECT_EQ(BuildArgv(T("nodes"), {{"node", "node[01-04],gpu7"}}).error, "");
-  EXPECT_EQ(BuildArgv(T("accounting"), {{"starttime", "now-1days"}}).error, "");
-  EXPECT_NE(BuildArgv(T("jobs"), {{"job", "1234,1235"}}).error, "");  // one job only
+  EXPECT_TRUE(BuildArgv(T("queue"), {{"user", std::string(128, 'x')}}).ok());
+  EXPECT_TRUE(BuildArgv(T("queue"), {{"user", "alice,bob"}}).ok());
+  EXPECT_TRUE(BuildArgv(T("nodes"), {{"node", "node[01-04],gpu7"}}).ok());
+  EXPECT_TRUE(BuildArgv(T("accounting"), {{"starttime", "now-1days"}}).ok());
+  EXPECT_FALSE(BuildArgv(T("jobs"), {{"job", "1234,1235"}}).ok());  // one job only
 }
 
 // --- every command topic's read is captured ---------------------------------------------------

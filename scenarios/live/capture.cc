@@ -22,6 +22,9 @@
 #include "guard/run.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -571,7 +574,8 @@ std::string CaptureFileName(const std::vector<std::string>& argv) {
   return slug + "-" + hash + ".txt";
 }
 
-CapturePlan PlanCapture(const std::vector<guard::ArgvCase>& cases, const guard::Guard& guard) {
+base::Result<CapturePlan> PlanCapture(const std::vector<guard::ArgvCase>& cases,
+                                      const guard::Guard& guard) {
   CapturePlan plan;
   std::map<std::string, size_t> index;  // FormatArgv -> plan.reads position
   std::set<std::string> excluded_seen;
@@ -593,9 +597,9 @@ CapturePlan PlanCapture(const std::vector<guard::ArgvCase>& cases, const guard::
     }
     guard::Verdict v = guard.Check(c.argv);
     if (!v.ok()) {
-      plan.error = c.file + ":" + std::to_string(c.line) + ": " + key +
-                   " is an allow case the guard refuses: " + v.denial().ToString();
-      return plan;
+      return Status::InvalidArgument(
+          c.file + ":" + std::to_string(c.line) + ": " + key +
+          " is an allow case the guard refuses: " + v.denial().ToString());
     }
     index[key] = plan.reads.size();
     plan.reads.push_back(PlannedRead{.argv = c.argv, .origin = "corpus", .corpus_files = {file}});
@@ -725,8 +729,10 @@ Status CaptureReads(const CaptureOptions& options, std::ostream& progress) {
   std::string corpus = options.corpus.empty() ? source + "/guard/testdata" : options.corpus;
   base::Result<std::vector<guard::ArgvCase>> cases = guard::LoadArgvCases(corpus);
   if (!cases.ok()) return Status::Error("corpus: " + cases.status().message());
-  CapturePlan plan = PlanCapture(*cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
-  if (!plan.ok()) return Status::Error("corpus: " + plan.error);
+  base::Result<CapturePlan> planned =
+      PlanCapture(*cases, guard::Guard(guard::GuardOptions{.clusters = {"rca"}}));
+  if (!planned.ok()) return Status::Error("corpus: " + planned.status().message());
+  const CapturePlan& plan = *planned;
   std::set<std::string> names;
   for (const PlannedRead& r : plan.reads) {
     if (!names.insert(CaptureFileName(r.argv)).second) {

@@ -68,14 +68,15 @@ struct PlannedRead {
 struct CapturePlan {
   std::vector<PlannedRead> reads;
   std::vector<std::string> excluded;  // "argv: why" for allowed reads not captured
-  std::string error;                  // a corpus read the guard refuses
-  bool ok() const { return error.empty(); }
 };
 
 // Every distinct allowed argv of the corpus except nvidia-smi ones, then the --json variants,
 // each approved by guard. Deterministic: corpus order, then variants in the order of their
 // first base.
-CapturePlan PlanCapture(const std::vector<guard::ArgvCase>& cases, const guard::Guard& guard);
+// An invalid argument ("FILE:LINE: ARGV is an allow case the guard refuses: ...") when the guard
+// refuses a read the corpus allows.
+base::Result<CapturePlan> PlanCapture(const std::vector<guard::ArgvCase>& cases,
+                                      const guard::Guard& guard);
 
 // "squeue-noheader-o-i-P-u-T-M-D-R-3fa2c1.txt": a slug of the argv and 6 hex digits of a
 // stable hash (FNV-1a) of FormatArgv(argv).
@@ -105,7 +106,7 @@ bool WriteText(const std::filesystem::path& path, const std::string& text);
 // Replaces every occurrence of `from` in text with `to`.
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
 
-Status CaptureReads(const CaptureOptions& options, std::ostream& progress);
+base::Status CaptureReads(const CaptureOptions& options, std::ostream& progress);
 
 }  // namespace slurm_rca::live
 

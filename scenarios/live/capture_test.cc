@@ -29,7 +29,7 @@ std::string Slurp(const fs::path& p) {
   return s.str();
 }
 
-CapturePlan Plan(std::vector<guard::ArgvCase> extra = {}) {
+base::Result<CapturePlan> Plan(std::vector<guard::ArgvCase> extra = {}) {
   base::Result<std::vector<guard::ArgvCase>> load =
       guard::LoadArgvCases((kRoot / "guard/testdata").string());
   EXPECT_TRUE(load.ok()) << load.status().message();
@@ -69,27 +69,27 @@ std::vector<std::string> Mismatches(const CapturePlan& plan, const nlohmann::jso
 }
 
 TEST(CaptureFixtures, EveryAllowedReadOfTheCorpusHasExactlyOneCapture) {
-  CapturePlan plan = Plan();
-  ASSERT_TRUE(plan.ok()) << plan.error;
+  base::Result<CapturePlan> plan = Plan();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
   nlohmann::json manifest = Manifest();
   ASSERT_TRUE(manifest.is_object() && manifest["reads"].is_array());
-  for (const std::string& m : Mismatches(plan, manifest)) ADD_FAILURE() << m;
+  for (const std::string& m : Mismatches(*plan, manifest)) ADD_FAILURE() << m;
 }
 
 TEST(CaptureFixtures, ANewCorpusReadWithoutACaptureIsCaught) {
   guard::ArgvCase added{.file = "new.txt", .line = 1, .argv = {"sinfo", "-p", "fresh"}};
-  CapturePlan plan = Plan({added});
-  ASSERT_TRUE(plan.ok()) << plan.error;
-  std::vector<std::string> m = Mismatches(plan, Manifest());
+  base::Result<CapturePlan> plan = Plan({added});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::vector<std::string> m = Mismatches(*plan, Manifest());
   ASSERT_EQ(m.size(), 2u);  // the read and its --json variant
   EXPECT_EQ(m[0].rfind("sinfo -p fresh: 0 captures", 0), 0u) << m[0];
 }
 
 TEST(CaptureFixtures, ThePlanHasJsonVariantsAndNoNvidiaSmi) {
-  CapturePlan plan = Plan();
-  ASSERT_TRUE(plan.ok()) << plan.error;
+  base::Result<CapturePlan> plan = Plan();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
   std::set<std::string> programs_with_variants;
-  for (const PlannedRead& r : plan.reads) {
+  for (const PlannedRead& r : plan->reads) {
     EXPECT_NE(r.argv[0], "nvidia-smi");
     if (r.origin == "json-variant") {
       programs_with_variants.insert(r.argv[0]);
@@ -98,7 +98,7 @@ TEST(CaptureFixtures, ThePlanHasJsonVariantsAndNoNvidiaSmi) {
   }
   EXPECT_EQ(programs_with_variants, (std::set<std::string>{"sacct", "sinfo", "squeue"}));
   bool nvidia_excluded = false;
-  for (const std::string& e : plan.excluded) nvidia_excluded |= e.rfind("nvidia-smi", 0) == 0;
+  for (const std::string& e : plan->excluded) nvidia_excluded |= e.rfind("nvidia-smi", 0) == 0;
   EXPECT_TRUE(nvidia_excluded);
 }
 

@@ -9,6 +9,8 @@
 
 namespace slurm_rca::live {
 
+using base::Status;
+
 RpcCounts ParseRpcCounts(const std::string& sdiag_output) {
   RpcCounts counts;
   std::istringstream in(sdiag_output);

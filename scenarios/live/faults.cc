@@ -17,6 +17,9 @@
 #include "base/file.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -47,7 +47,7 @@ struct FaultInfo {
 const std::vector<FaultInfo>& FaultCatalog();
 
 struct FaultOutcome {
-  Status status;
+  base::Status status;
   bool changed = false;  // false: it was already injected (or already healthy)
   std::string message;   // what was done
 };

@@ -25,6 +25,9 @@
 #include "scenarios/live/profile.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 // The kernel's ephemeral port range (where client sockets get their local port), or nullopt when

@@ -36,10 +36,6 @@
 
 namespace slurm_rca::live {
 
-// An error as a value: ok, or a message that says what failed and what to do.
-// A step that failed says what it saw: Status::Error(message) (base/status.h).
-using Status = base::Status;
-
 struct LabOptions {
   std::string dir = "/tmp/slurm-rca-lab";
   int nodes = 4;
@@ -89,8 +85,8 @@ class Lab {
   // Reads DIR/lab.conf when a lab exists there; its settings win over options.
   explicit Lab(LabOptions options);
 
-  Status Up(std::ostream& progress);
-  Status Down(std::ostream& progress);
+  base::Status Up(std::ostream& progress);
+  base::Status Down(std::ostream& progress);
   std::vector<DaemonStatus> Inspect() const;
 
   // Runs a Slurm client (by name, e.g. "sinfo") against this lab.
@@ -102,13 +98,13 @@ class Lab {
   // Daemon control, for the fault primitives.
   std::vector<std::string> DaemonNames() const;  // in start order
   std::optional<ProcessId> DaemonId(const std::string& name) const;
-  Status StartDaemon(const std::string& name, std::ostream& progress);
-  Status StopDaemon(const std::string& name);
+  base::Status StartDaemon(const std::string& name, std::ostream& progress);
+  base::Status StopDaemon(const std::string& name);
   // Waits until the lab is in its profile's resting state and accounting answers. Clean: every
   // node idle. Busy: the maintenance node drained with the profile's reason, every other node
   // responding and not drained or down (idle, mixed, allocated, planned or completing: the
   // background's jobs are left alone).
-  Status WaitReady(std::chrono::seconds timeout) const;
+  base::Status WaitReady(std::chrono::seconds timeout) const;
 
   bool exists() const;  // DIR/lab.conf is there
   const LabOptions& options() const { return options_; }
@@ -129,13 +125,13 @@ class Lab {
   std::string SlurmVersion() const;
 
  private:
-  Status CheckPackages() const;
-  Status WriteConfig() const;
-  Status CheckPortFree(int port, const std::string& who) const;
-  Status Probe(const std::string& name) const;
+  base::Status CheckPackages() const;
+  base::Status WriteConfig() const;
+  base::Status CheckPortFree(int port, const std::string& who) const;
+  base::Status Probe(const std::string& name) const;
   // WaitReady for a clean (every node idle) or a busy lab.
-  Status WaitSettled(std::chrono::seconds timeout, bool busy) const;
-  Status Provision(std::ostream& progress) const;
+  base::Status WaitSettled(std::chrono::seconds timeout, bool busy) const;
+  base::Status Provision(std::ostream& progress) const;
   std::vector<std::string> DaemonArgv(const std::string& name) const;
   void CleanUpFaultState(std::ostream& progress) const;
 

@@ -214,9 +214,9 @@ Status OpenLabToUsers(const Lab& lab, const BusyTrace& trace, const std::string&
   // (/root is 0700 on Debian) is not theirs to execute. Said here, by path, rather than as a
   // failed squeue below.
   if (std::string squeue = lab.Program("squeue"); !squeue.empty()) {
-    if (std::optional<std::string> closed = ClosedToOthers(squeue)) {
+    if (Status open = CheckOpenToOthers(squeue); !open.ok()) {
       return Status::Error("the busy profile runs jobs as other users, who cannot reach " + squeue +
-                           ": " + *closed +
+                           ": " + open.message() +
                            "; or build the release into a cache they can reach "
                            "(scripts/build-slurm.sh --cache DIR)");
     }

@@ -21,6 +21,9 @@
 #include "tests/live_release.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 // The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).
@@ -80,7 +83,7 @@ class LiveLab : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (::geteuid() != 0) return;
-    if (!testing_live::ReleaseMissing().empty()) return;
+    if (!testing_live::ReleaseReady().ok()) return;
     char dir[] = "/tmp/rca-live-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     lab_ = new Lab(LabOptions{.dir = dir, .nodes = 4, .port_base = PortBase(),
@@ -109,7 +112,7 @@ class LiveLab : public ::testing::Test {
 
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the live lab needs root";
-    if (std::string why = testing_live::ReleaseMissing(); !why.empty()) GTEST_SKIP() << why;
+    if (Status s = testing_live::ReleaseReady(); !s.ok()) GTEST_SKIP() << s.message();
     ASSERT_NE(lab_, nullptr) << "the lab did not come up";
   }
 

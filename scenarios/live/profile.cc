@@ -10,6 +10,9 @@
 #include <sstream>
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -97,18 +100,18 @@ std::string JobCommand(const BusyJob& j) {
 
 }  // namespace
 
-std::optional<std::string> ClosedToOthers(const std::string& file) {
+Status CheckOpenToOthers(const std::string& file) {
   for (fs::path p = fs::path(file).parent_path(); !p.empty() && p != p.root_path();
        p = p.parent_path()) {
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
       std::ostringstream mode;
       mode << std::oct << (st.st_mode & 07777);
-      return p.string() + " is not searchable by others (mode 0" + mode.str() + "); chmod o+x " +
-             p.string();
+      return Status::Error(p.string() + " is not searchable by others (mode 0" + mode.str() +
+                           "); chmod o+x " + p.string());
     }
   }
-  return std::nullopt;
+  return Status();
 }
 
 std::string_view KindName(BusyJobKind kind) {

@@ -63,6 +63,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 namespace slurm_rca::live {
 
 enum class BusyJobKind {
@@ -138,11 +140,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options = {}
 std::vector<std::string> SbatchArgv(const BusyJob& job, const std::string& group,
                                     const std::string& workdir, const std::string& dependency_id);
 
-// The first directory above file that users other than its owner cannot search ("/root is not
-// searchable by others (mode 0700); chmod o+x /root"); nullopt when every one is searchable.
-// The busy profile's users run the lab's Slurm clients: a release built under a private home
-// is out of their reach.
-std::optional<std::string> ClosedToOthers(const std::string& file);
+// OK when users other than its owner can search every directory above file; else an error that
+// names the first one they cannot ("/root is not searchable by others (mode 0700); chmod o+x
+// /root"). The busy profile's users run the lab's Slurm clients: a release built under a private
+// home is out of their reach.
+base::Status CheckOpenToOthers(const std::string& file);
 
 }  // namespace slurm_rca::live
 

@@ -20,6 +20,9 @@
 #include "scenarios/live/profile.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 // The lab's templates, from this source tree (main sets them in rca-bench: base::DataPaths).

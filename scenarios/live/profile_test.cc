@@ -22,21 +22,22 @@ constexpr int kSeeds = 200;
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // A release built under a private home (/root is 0700) is named with the directory to open.
-TEST(ClosedToOthers, NamesTheFirstDirectoryOthersCannotSearch) {
+TEST(CheckOpenToOthers, NamesTheFirstDirectoryOthersCannotSearch) {
   namespace fs = std::filesystem;
   fs::path root = fs::temp_directory_path() / ("closed-" + std::to_string(::getpid()));
   fs::create_directories(root / "home" / "bin");
   std::ofstream(root / "home" / "bin" / "squeue") << "";
   fs::permissions(root, fs::perms(0755));
   fs::permissions(root / "home", fs::perms(0755));
-  EXPECT_EQ(ClosedToOthers((root / "home" / "bin" / "squeue").string()), std::nullopt);
+  const std::string squeue = (root / "home" / "bin" / "squeue").string();
+  EXPECT_TRUE(CheckOpenToOthers(squeue).ok());
   fs::permissions(root / "home", fs::perms(0700));
-  std::optional<std::string> closed = ClosedToOthers((root / "home" / "bin" / "squeue").string());
-  ASSERT_TRUE(closed.has_value());
-  EXPECT_EQ(*closed, (root / "home").string() + " is not searchable by others (mode 0700); " +
-                         "chmod o+x " + (root / "home").string());
+  base::Status closed = CheckOpenToOthers(squeue);
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.message(), (root / "home").string() + " is not searchable by others (mode " +
+                                  "0700); chmod o+x " + (root / "home").string());
   fs::permissions(root / "home", fs::perms(0711));
-  EXPECT_EQ(ClosedToOthers((root / "home" / "bin" / "squeue").string()), std::nullopt);
+  EXPECT_TRUE(CheckOpenToOthers(squeue).ok());
   fs::remove_all(root);
 }
 

@@ -15,6 +15,9 @@
 #include "scenarios/measure.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -51,8 +54,9 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
               {"topic", topic.name}};
     if (e.out_truncated) r["stdout_truncated"] = true;
     if (e.outcome == mcp::Evidence::Outcome::kTimedOut) r["exit_code"] = -1;
-    progress << "  +" << offset << " s " << topic.name << (argv == mcp::BuildArgv(topic, {}).argv ? "" : " (filtered)")
-             << ": " << mcp::OutcomeName(e.outcome) << "\n";
+    progress << "  +" << offset << " s " << topic.name
+             << (argv == mcp::DefaultArgv(topic) ? "" : " (filtered)") << ": "
+             << mcp::OutcomeName(e.outcome) << "\n";
     reads.push_back(std::move(r));
   }
   return {{"offset_seconds", offset}, {"taken_at", taken_at}, {"comment", comment},

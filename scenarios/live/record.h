@@ -30,7 +30,7 @@ struct RecordOptions {
   std::string slurm_prefix;         // a built Slurm release (LabOptions::slurm_prefix); "": Debian's
 };
 
-Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);
+base::Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);
 
 }  // namespace slurm_rca::live
 

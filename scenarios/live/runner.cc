@@ -29,6 +29,9 @@
 
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -42,11 +42,12 @@ mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double 
 // slurm-mcp serve arguments equivalent to LiveOptionsFor.
 std::vector<std::string> LiveServeArgs(const Lab& lab, const std::string& host, double timeout_s);
 
-Status InjectScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
+base::Status InjectScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
 // Heals the faults in reverse order and cancels the workload's jobs. Idempotent.
-Status HealScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
+base::Status HealScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
 // Heals every scenario (all heals run; failures are reported together).
-Status HealAll(Lab& lab, const std::vector<scenarios::Scenario>& suite, std::ostream& progress);
+base::Status HealAll(Lab& lab, const std::vector<scenarios::Scenario>& suite,
+                     std::ostream& progress);
 
 struct ScenarioRecordOptions {
   std::string fixtures;        // bundles go to FIXTURES/<id>; empty: the source tree's fixtures/
@@ -66,11 +67,11 @@ struct ScenarioRecordOptions {
 // The offsets at which the recorder snapshots (the baseline at -1 is taken before the fault).
 std::vector<int> SnapshotSchedule(const scenarios::Scenario& s);
 
-Status RecordScenario(const scenarios::Scenario& s, const ScenarioRecordOptions& options,
-                      std::ostream& progress);
+base::Status RecordScenario(const scenarios::Scenario& s, const ScenarioRecordOptions& options,
+                            std::ostream& progress);
 
 struct SmokeResult {
-  Status status;           // the inject or heal failed, or the lab did not return to clean
+  base::Status status;     // the inject or heal failed, or the lab did not return to clean
   bool observed = false;   // the first hop's signals held within the window
   double seconds = 0;      // when they first held, after the fault
   std::string detail;

@@ -30,10 +30,9 @@ using namespace slurm_rca::skills;
   std::abort();
 }
 
-void CheckRule(const std::string& id, Severity severity, int line, const std::string& message) {
-  const Rule* rule = FindRule(id);
-  if (!rule) Fail("unknown rule", id + ": " + message);
-  if (rule->severity != severity || line < 0 || message.empty()) Fail("malformed finding", id);
+void CheckRule(const slurm_rca::base::Diagnostic& d) {
+  if (!FindRule(d.rule)) Fail("unknown rule", d.rule + ": " + d.message);
+  if (d.line < 0 || d.message.empty()) Fail("malformed finding", d.rule);
 }
 
 struct SkillDir {
@@ -55,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   SkillLoad load = LoadSkill(skill_dir->dir.string());
   for (const LoadProblem& p : load.problems) {
-    CheckRule(p.rule, Severity::kError, p.line, p.message);
+    CheckRule(p);
+    if (SeverityOf(p) != Severity::kError) Fail("a load problem that is not an error", p.rule);
   }
   if (!load.ok()) return 0;
   const Skill& s = load.skill;
@@ -72,8 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (s.name != (name && name.IsScalar() ? name.Scalar() : "")) Fail("name", s.name);
 
   for (Profile profile : {Profile::kSpec, Profile::kClaudeCode}) {
-    for (const Finding& f : LintSkill(s, LintOptions{.profile = profile, .surface = surface})) {
-      CheckRule(f.rule, f.severity, f.line, f.message);
+    for (const slurm_rca::base::Diagnostic& f :
+         LintSkill(s, LintOptions{.profile = profile, .surface = surface})) {
+      CheckRule(f);
     }
   }
   return 0;
