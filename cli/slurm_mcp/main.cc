@@ -1,5 +1,5 @@
 // slurm-mcp: the read-only MCP server for Slurm (stdio or Streamable HTTP), and one-shot verbs
-// for people. All logic is in the mcp library.
+// for people. What it serves is assembled by the server library (server/surface.h).
 #include <CLI/CLI.hpp>
 
 #include <pthread.h>
@@ -29,7 +29,7 @@
 #include "mcp/protocol/stdio_transport.h"
 #include "mcp/telemetry/gpu_sampler.h"
 #include "mcp/topics/tools.h"
-#include "skills/mcp_resources.h"
+#include "server/surface.h"
 
 namespace {
 
@@ -589,9 +589,7 @@ int main(int argc, char** argv) {
     surface.gpu_idle = idle;
     surface.gpu_sampling = [s = sampler.get()] { return s->Describe(); };
   }
-  std::vector<Tool> tools = BuildTools(surface);
-
-  if (*overview) return RunTool(tools, kOverviewTool, Json::object(), json);
+  if (*overview) return RunTool(BuildTools(surface), kOverviewTool, Json::object(), json);
   if (*query) {
     Json f = Json::object();
     for (const std::string& kv : filters) {
@@ -601,35 +599,32 @@ int main(int argc, char** argv) {
     }
     Json args = {{"topic", topic}};
     if (!f.empty()) args["filters"] = f;
-    return RunTool(tools, kQueryTool, args, json);
+    return RunTool(BuildTools(surface), kQueryTool, args, json);
   }
 
   // serve
   if (!stdio && http.empty()) return Usage("serve needs --stdio or --http HOST:PORT");
-  ServerOptions server_options;
-  server_options.version = slurm_rca::base::Version();
-  server_options.instructions =
+  slurm_rca::server::ServerSurface assembly;
+  assembly.tools = surface;
+  assembly.skills_dir = skills_dir;
+  assembly.version = slurm_rca::base::Version();
+  assembly.instructions =
       "Read-only view of a Slurm cluster (" + backend->Label() +
       "). Start with slurm_overview; use slurm_describe to learn a topic before slurm_query. "
       "A result marked NO EVIDENCE means the read failed or timed out: that is a symptom, not an "
       "empty cluster.";
-  server_options.tools = std::move(tools);
-  if (!skills_dir.empty()) {
-    slurm_rca::skills::SkillResourceLoad runbooks =
-        slurm_rca::skills::LoadSkillResources(skills_dir);
-    // An explicit --skills must work; the built-in default may be absent (an installed binary).
-    if (!runbooks.error.empty() && skills_opt->count() > 0) return Usage(runbooks.error);
-    if (!runbooks.error.empty()) {
-      std::cerr << "slurm-mcp: serving no skills: " << runbooks.error << "\n";
-    }
-    for (const std::string& w : runbooks.warnings) {
-      std::cerr << "slurm-mcp: skill not served: " << w << "\n";
-    }
-    server_options.resources = std::move(runbooks.resources);
-    server_options.skills = std::move(runbooks.skills);
-    server_options.prompts = std::move(runbooks.prompts);
+  slurm_rca::server::AssembledServer assembled = slurm_rca::server::AssembleServer(assembly);
+  // An explicit --skills must work; the built-in default may be absent (an installed binary).
+  if (!assembled.skills_error.empty() && skills_opt->count() > 0) {
+    return Usage(assembled.skills_error);
   }
-  Server server(std::move(server_options));
+  if (!assembled.skills_error.empty()) {
+    std::cerr << "slurm-mcp: serving no skills: " << assembled.skills_error << "\n";
+  }
+  for (const std::string& w : assembled.skills_not_served) {
+    std::cerr << "slurm-mcp: skill not served: " << w << "\n";
+  }
+  Server server(std::move(assembled.options));
   std::unique_ptr<MetricsServer> metrics_server;
   if (metrics) {
     metrics_server = std::make_unique<MetricsServer>(*metrics);
