@@ -50,8 +50,9 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"cli",
        {"base", "mcp/backend", "scenarios", "scenarios/live", "agents", "agents/llm",
         "agents/graph", "grader"}},
-      {"cli/slurm_mcp",
-       {"base", "guard", "mcp/protocol", "mcp/telemetry", "mcp/backend", "mcp/topics", "server"}},
+      // One folder per binary besides rca-bench's; each includes cli/parse.h.
+      {"cli/slurm_mcp", {"base", "guard", "mcp/protocol", "mcp/evidence", "mcp/telemetry",
+                         "mcp/backend", "mcp/topics", "server", "cli"}},
   };
   return m;
 }
