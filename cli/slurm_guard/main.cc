@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "base/build_info.h"
+#include "cli/parse.h"
 #include "guard/check.h"
 #include "guard/corpus.h"
 #include "guard/policy.h"
@@ -160,6 +162,52 @@ void PrintPolicy() {
   PrintRefusals(RefusedPrograms(), "refused program");
 }
 
+// run's result as one JSON object.
+Json RunResultJson(const slurm_rca::guard::RunResult& r) {
+  using slurm_rca::guard::OutcomeName;
+  return {{"argv", r.argv},
+          {"binary", r.binary},
+          {"outcome", OutcomeName(r.outcome)},
+          {"exit_code", r.exit_code},
+          {"term_signal", r.term_signal},
+          {"duration_ms", r.duration.count()},
+          {"stdout", r.stdout_data},
+          {"stderr", r.stderr_data},
+          {"stdout_bytes", r.stdout_bytes},
+          {"stderr_bytes", r.stderr_bytes},
+          {"stdout_truncated", r.stdout_truncated},
+          {"stderr_truncated", r.stderr_truncated},
+          {"error", r.error}};
+}
+
+// run's result for people: the command's own output on the same streams, then one stderr line
+// saying how it ended.
+void PrintRunResult(const slurm_rca::guard::RunResult& r) {
+  using namespace slurm_rca::guard;
+  std::cout << r.stdout_data;
+  std::cerr << r.stderr_data;
+  std::cerr << "slurm-guard: " << OutcomeName(r.outcome);
+  if (r.outcome == Outcome::kExited) std::cerr << " " << r.exit_code;
+  if (r.outcome == Outcome::kSignaled) std::cerr << " by signal " << r.term_signal;
+  std::cerr << " in " << r.duration.count() << " ms";
+  if (r.stdout_truncated) std::cerr << "; stdout cut at " << r.stdout_data.size() << " of " << r.stdout_bytes << " bytes";
+  if (r.stderr_truncated) std::cerr << "; stderr cut at " << r.stderr_data.size() << " of " << r.stderr_bytes << " bytes";
+  if (!r.error.empty()) std::cerr << "; " << r.error;
+  std::cerr << "\n";
+}
+
+// The exit code of a run that was allowed (the header of main's help lists them).
+int RunExitCode(const slurm_rca::guard::RunResult& r) {
+  using slurm_rca::guard::Outcome;
+  switch (r.outcome) {
+    case Outcome::kExited: return r.exit_code == 0 ? 0 : kExitFailed;
+    case Outcome::kSignaled: return kExitFailed;
+    case Outcome::kTimedOut: return kExitTimedOut;
+    default: return kExitCannotRun;
+  }
+}
+
+// run: check, and only an approved argv reaches the executor.
 int RunCommand(const Guard& guard, const std::vector<std::string>& argv,
                const slurm_rca::guard::ExecutorOptions& options, bool json) {
   using namespace slurm_rca::guard;
@@ -175,38 +223,11 @@ int RunCommand(const Guard& guard, const std::vector<std::string>& argv,
   Executor executor(options);
   RunResult r = executor.Run(v.approved());
   if (json) {
-    Json j = {{"argv", r.argv},
-              {"binary", r.binary},
-              {"outcome", OutcomeName(r.outcome)},
-              {"exit_code", r.exit_code},
-              {"term_signal", r.term_signal},
-              {"duration_ms", r.duration.count()},
-              {"stdout", r.stdout_data},
-              {"stderr", r.stderr_data},
-              {"stdout_bytes", r.stdout_bytes},
-              {"stderr_bytes", r.stderr_bytes},
-              {"stdout_truncated", r.stdout_truncated},
-              {"stderr_truncated", r.stderr_truncated},
-              {"error", r.error}};
-    std::cout << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    std::cout << RunResultJson(r).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << r.stdout_data;
-    std::cerr << r.stderr_data;
-    std::cerr << "slurm-guard: " << OutcomeName(r.outcome);
-    if (r.outcome == Outcome::kExited) std::cerr << " " << r.exit_code;
-    if (r.outcome == Outcome::kSignaled) std::cerr << " by signal " << r.term_signal;
-    std::cerr << " in " << r.duration.count() << " ms";
-    if (r.stdout_truncated) std::cerr << "; stdout cut at " << r.stdout_data.size() << " of " << r.stdout_bytes << " bytes";
-    if (r.stderr_truncated) std::cerr << "; stderr cut at " << r.stderr_data.size() << " of " << r.stderr_bytes << " bytes";
-    if (!r.error.empty()) std::cerr << "; " << r.error;
-    std::cerr << "\n";
+    PrintRunResult(r);
   }
-  switch (r.outcome) {
-    case Outcome::kExited: return r.exit_code == 0 ? 0 : kExitFailed;
-    case Outcome::kSignaled: return kExitFailed;
-    case Outcome::kTimedOut: return kExitTimedOut;
-    default: return kExitCannotRun;
-  }
+  return RunExitCode(r);
 }
 
 }  // namespace
@@ -258,19 +279,9 @@ int main(int argc, char** argv) {
   corpus->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
   corpus->add_option("paths", corpus_paths, "Corpus files or directories")->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    if (what.empty()) what = "bad arguments";
-    std::cerr << "slurm-guard: " << what << " (see slurm-guard --help)\n";
-    return kExitUsage;
+  if (std::optional<int> code = slurm_rca::cli::ParseOrExit(
+          app, argc, argv, {.binary = "slurm-guard", .exit_code = kExitUsage})) {
+    return *code;
   }
 
   Guard guard(GuardOptions{.clusters = SplitList(clusters, ',')});
