@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -223,13 +224,10 @@ std::string ModelName(const ModelOptions& m, const agents::AgentConfig& c) {
   return m.backend.model.empty() ? m.backend.kind : m.backend.model;
 }
 
-}  // namespace
-
-int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suite) {
-  base::Result<std::vector<const sc::Scenario*>> found = Chosen(suite, o.scenarios);
-  if (!found.ok()) return Fail(found.status().message(), kUsage);
-  if (found->empty()) return Fail("no scenario to run", kUsage);
-  const std::vector<const sc::Scenario*>& chosen = *found;
+// The configurations `o` names, loaded; nullopt after saying on stderr which one is unusable
+// (the exit code is then kUsage).
+std::optional<std::vector<agents::AgentConfig>> LoadConfigs(const RunCommandOptions& o,
+                                                            const std::vector<sc::Scenario>& suite) {
   std::vector<std::string> ids;
   for (const sc::Scenario& s : suite) ids.push_back(s.id);
   std::vector<agents::AgentConfig> configs;
@@ -237,65 +235,146 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     auto c = agents::LoadConfig(agents::ConfigPath(Paths().configs, name), ids);
     if (!c.ok()) {
       std::cerr << c.status().message() << "\n";
-      return Fail("configuration " + name + " is not usable", kUsage);
+      Fail("configuration " + name + " is not usable", kUsage);
+      return std::nullopt;
     }
     if (c->kind == "agent" && o.model.backend.kind.empty()) {
-      return Fail("configuration " + name + " needs a model: --backend openai|anthropic|scripted "
-                  "(and --model, --base-url, --api-key-env; see rca-bench run --help)", kUsage);
+      Fail("configuration " + name + " needs a model: --backend openai|anthropic|scripted "
+           "(and --model, --base-url, --api-key-env; see rca-bench run --help)", kUsage);
+      return std::nullopt;
     }
     configs.push_back(*c);
   }
-  if (!o.slurm_script.empty()) {
-    for (const auto& c : configs) {
-      if (c.file.find_first_of(" \t\"'$`\\") != std::string::npos) {
-        return Fail("--slurm needs configuration paths without spaces or quotes: " + c.file, kUsage);
-      }
+  return configs;
+}
+
+// run --slurm: writes the job-array script that runs each configuration x task x repeat as one
+// array task, instead of running anything here.
+int WriteSlurmArray(const RunCommandOptions& o, const std::vector<agents::AgentConfig>& configs,
+                    const std::vector<const sc::Scenario*>& chosen) {
+  for (const auto& c : configs) {
+    if (c.file.find_first_of(" \t\"'$`\\") != std::string::npos) {
+      return Fail("--slurm needs configuration paths without spaces or quotes: " + c.file, kUsage);
     }
-    // Every task writes its Slurm output and its part under --out on a compute node: a relative
-    // path would name each task's working directory, so it must be absolute (on a file system the
-    // nodes share). The folders are made now: slurmd opens --output before the task starts, and
-    // a folder that does not exist fails every task at once (exit code 0:53).
-    if (!fs::path(o.out).is_absolute() || o.out.find_first_of(" \t\"'$`\\%") != std::string::npos) {
-      return Fail("--slurm needs an absolute --out, without spaces, quotes or %, on a file system "
-                  "the compute nodes can see (got '" + o.out + "')", kUsage);
-    }
-    std::error_code made;
-    fs::create_directories(fs::path(o.out) / "parts", made);
-    if (made) return Fail("cannot create " + o.out + "/parts: " + made.message());
-    std::ofstream out(o.slurm_script, std::ios::binary | std::ios::trunc);
-    std::string self = live::SiblingProgram("rca-bench");
-    int n = 0;
-    std::ostringstream tasks;
-    for (const auto& c : configs) {
-      for (const sc::Scenario* s : chosen) {
-        for (int k = o.first_repeat; k < o.first_repeat + o.repeats; ++k) {
-          tasks << "  \"" << c.file << " " << s->id << " " << k << "\"\n";
-          ++n;
-        }
-      }
-    }
-    std::string flags;
-    for (const std::string& f : ModelFlags(o.model)) flags += " " + ShellQuote(f);
-    const std::string& outdir = o.out;  // absolute, checked above
-    out << "#!/bin/bash\n"
-        << "# rca-bench run as a Slurm job array: one task per configuration x scenario x repeat.\n"
-        << "# Submit with sbatch; when every task is done: rca-bench collect " << outdir
-        << "/parts --out " << outdir << "\n"
-        << "#SBATCH --job-name=rca-bench\n#SBATCH --array=0-" << n - 1 << "\n"
-        << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << outdir
-        << "/slurm-%A_%a.out\nset -euo pipefail\n"
-        << "tasks=(\n" << tasks.str() << ")\n"
-        << "read -r config scenario repeat <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n"
-        << ShellQuote(self.empty() ? "rca-bench" : self) << " run --config \"$config\" --scenarios "
-        << "\"$scenario\" --repeats 1 --first-repeat \"$repeat\" --mode " << o.mode << flags
-        << " --no-score --out " << ShellQuote(outdir)
-        << "/parts/\"$(basename \"$config\" .yaml)-$scenario-r$repeat\"\n";
-    out.close();
-    if (!out) return Fail("cannot write " + o.slurm_script);
-    std::cout << "wrote " << o.slurm_script << ": " << n << " array tasks; sbatch it, then "
-              << "rca-bench collect " << outdir << "/parts --out " << outdir << "\n";
-    return 0;
   }
+  // Every task writes its Slurm output and its part under --out on a compute node: a relative
+  // path would name each task's working directory, so it must be absolute (on a file system the
+  // nodes share). The folders are made now: slurmd opens --output before the task starts, and
+  // a folder that does not exist fails every task at once (exit code 0:53).
+  if (!fs::path(o.out).is_absolute() || o.out.find_first_of(" \t\"'$`\\%") != std::string::npos) {
+    return Fail("--slurm needs an absolute --out, without spaces, quotes or %, on a file system "
+                "the compute nodes can see (got '" + o.out + "')", kUsage);
+  }
+  std::error_code made;
+  fs::create_directories(fs::path(o.out) / "parts", made);
+  if (made) return Fail("cannot create " + o.out + "/parts: " + made.message());
+  std::ofstream out(o.slurm_script, std::ios::binary | std::ios::trunc);
+  std::string self = live::SiblingProgram("rca-bench");
+  int n = 0;
+  std::ostringstream tasks;
+  for (const auto& c : configs) {
+    for (const sc::Scenario* s : chosen) {
+      for (int k = o.first_repeat; k < o.first_repeat + o.repeats; ++k) {
+        tasks << "  \"" << c.file << " " << s->id << " " << k << "\"\n";
+        ++n;
+      }
+    }
+  }
+  std::string flags;
+  for (const std::string& f : ModelFlags(o.model)) flags += " " + ShellQuote(f);
+  const std::string& outdir = o.out;  // absolute, checked above
+  out << "#!/bin/bash\n"
+      << "# rca-bench run as a Slurm job array: one task per configuration x scenario x repeat.\n"
+      << "# Submit with sbatch; when every task is done: rca-bench collect " << outdir
+      << "/parts --out " << outdir << "\n"
+      << "#SBATCH --job-name=rca-bench\n#SBATCH --array=0-" << n - 1 << "\n"
+      << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << outdir
+      << "/slurm-%A_%a.out\nset -euo pipefail\n"
+      << "tasks=(\n" << tasks.str() << ")\n"
+      << "read -r config scenario repeat <<< \"${tasks[$SLURM_ARRAY_TASK_ID]}\"\n"
+      << ShellQuote(self.empty() ? "rca-bench" : self) << " run --config \"$config\" --scenarios "
+      << "\"$scenario\" --repeats 1 --first-repeat \"$repeat\" --mode " << o.mode << flags
+      << " --no-score --out " << ShellQuote(outdir)
+      << "/parts/\"$(basename \"$config\" .yaml)-$scenario-r$repeat\"\n";
+  out.close();
+  if (!out) return Fail("cannot write " + o.slurm_script);
+  std::cout << "wrote " << o.slurm_script << ": " << n << " array tasks; sbatch it, then "
+            << "rca-bench collect " << outdir << "/parts --out " << outdir << "\n";
+  return 0;
+}
+
+// The agents' tasks, one per chosen scenario, at --offset or the scenario's observation time;
+// `by_task` maps each task id back to its scenario (a live session injects it).
+std::vector<agents::Task> TasksOf(const RunCommandOptions& o,
+                                  const std::vector<const sc::Scenario*>& chosen,
+                                  std::map<std::string, const sc::Scenario*>& by_task) {
+  std::vector<agents::Task> tasks;
+  for (const sc::Scenario* s : chosen) {
+    agents::Task t;
+    t.id = s->id;
+    t.task_id = s->TaskId();
+    t.ticket = s->symptom;
+    t.bundle_dir = sc::BundleDir(s->id);
+    t.offset_s = o.offset_s >= 0 ? o.offset_s : s->observe_s;
+    by_task[t.task_id] = s;
+    tasks.push_back(t);
+  }
+  return tasks;
+}
+
+// RunSuite names repeats 1..N; --first-repeat renames a run's submissions (and their transcript
+// folders) for array tasks.
+void RenumberRepeats(const RunCommandOptions& o, const std::string& config,
+                     const std::string& model_name, std::vector<std::string>& submissions) {
+  if (o.first_repeat == 1) return;
+  for (std::string& path : submissions) {
+    int k = std::stoi(path.substr(path.rfind("-r") + 2));
+    std::string stem = agents::RunStem(config, model_name, k - 1 + o.first_repeat);
+    fs::path to = fs::path(o.out) / (stem + ".jsonl");
+    fs::path tdir = fs::path(path).replace_extension(".transcripts");
+    fs::path tto = fs::path(o.out) / (stem + ".transcripts");
+    fs::remove_all(tto);
+    fs::rename(tdir, tto);
+    fs::rename(path, to);
+    path = to.string();
+  }
+}
+
+// Scores each submission the run wrote, one line each; 1 when the grader refuses one.
+int ScoreSubmissions(const std::vector<std::string>& submissions,
+                     const std::vector<sc::Scenario>& suite) {
+  for (const std::string& path : submissions) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = ParseSubmission(text.str(), path, suite);
+    if (!parsed.submission) {
+      for (const auto& p : parsed.problems) std::cerr << p.ToString() << "\n";
+      return Fail("the harness wrote a submission the grader refuses: " + path);
+    }
+    HarnessTimes times = ReadTranscripts(fs::path(path).replace_extension(".transcripts").string(), suite);
+    Report r = Score(*parsed.submission, suite, &times);
+    std::cout << path << ": depth " << Fixed(r.depth) << " over " << r.scenarios
+              << " scenarios (floor " << Fixed(r.floor_depth) << " " << r.floor_name << ", margin "
+              << (r.depth >= r.floor_depth ? "+" : "") << Fixed(r.depth - r.floor_depth)
+              << "); time to hypothesis "
+              << (r.harness_time_median_s ? Fixed(*r.harness_time_median_s, 2) + " s median" : "unmeasured")
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suite) {
+  base::Result<std::vector<const sc::Scenario*>> found = Chosen(suite, o.scenarios);
+  if (!found.ok()) return Fail(found.status().message(), kUsage);
+  if (found->empty()) return Fail("no scenario to run", kUsage);
+  const std::vector<const sc::Scenario*>& chosen = *found;
+  std::optional<std::vector<agents::AgentConfig>> loaded = LoadConfigs(o, suite);
+  if (!loaded) return kUsage;
+  const std::vector<agents::AgentConfig>& configs = *loaded;
+  if (!o.slurm_script.empty()) return WriteSlurmArray(o, configs, chosen);
   std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
   if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
   if (o.mode == "live" && ::geteuid() != 0) {
@@ -319,17 +398,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   }
   std::string fp = SuiteFingerprint(suite);
   std::map<std::string, const sc::Scenario*> by_task;
-  std::vector<agents::Task> tasks;
-  for (const sc::Scenario* s : chosen) {
-    agents::Task t;
-    t.id = s->id;
-    t.task_id = s->TaskId();
-    t.ticket = s->symptom;
-    t.bundle_dir = sc::BundleDir(s->id);
-    t.offset_s = o.offset_s >= 0 ? o.offset_s : s->observe_s;
-    by_task[t.task_id] = s;
-    tasks.push_back(t);
-  }
+  std::vector<agents::Task> tasks = TasksOf(o, chosen, by_task);
   int total = static_cast<int>(configs.size() * tasks.size()) * o.repeats, base = 0;
   Progress progress(total);
   int all_calls = 0;
@@ -355,20 +424,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     }
     ro.progress = [&](int done, int, const std::string& what) { progress.Update(base + done, what); };
     agents::RunSummary sum = agents::RunSuite(ro);
-    // RunSuite names repeats 1..N; --first-repeat renames them for array tasks.
-    for (std::string& path : sum.submissions) {
-      if (o.first_repeat != 1) {
-        int k = std::stoi(path.substr(path.rfind("-r") + 2));
-        std::string stem = agents::RunStem(c.name, ro.model_name, k - 1 + o.first_repeat);
-        fs::path to = fs::path(o.out) / (stem + ".jsonl");
-        fs::path tdir = fs::path(path).replace_extension(".transcripts");
-        fs::path tto = fs::path(o.out) / (stem + ".transcripts");
-        fs::remove_all(tto);
-        fs::rename(tdir, tto);
-        fs::rename(path, to);
-        path = to.string();
-      }
-    }
+    RenumberRepeats(o, c.name, ro.model_name, sum.submissions);
     base += sum.runs;
     all_calls += sum.mcp_calls;
     all_wall += sum.wall_s;
@@ -382,25 +438,7 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     for (const std::string& s : submissions) std::cout << "wrote " << s << "\n";
     return 0;
   }
-  for (const std::string& path : submissions) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = ParseSubmission(text.str(), path, suite);
-    if (!parsed.submission) {
-      for (const auto& p : parsed.problems) std::cerr << p.ToString() << "\n";
-      return Fail("the harness wrote a submission the grader refuses: " + path);
-    }
-    HarnessTimes times = ReadTranscripts(fs::path(path).replace_extension(".transcripts").string(), suite);
-    Report r = Score(*parsed.submission, suite, &times);
-    std::cout << path << ": depth " << Fixed(r.depth) << " over " << r.scenarios
-              << " scenarios (floor " << Fixed(r.floor_depth) << " " << r.floor_name << ", margin "
-              << (r.depth >= r.floor_depth ? "+" : "") << Fixed(r.depth - r.floor_depth)
-              << "); time to hypothesis "
-              << (r.harness_time_median_s ? Fixed(*r.harness_time_median_s, 2) + " s median" : "unmeasured")
-              << "\n";
-  }
-  return 0;
+  return ScoreSubmissions(submissions, suite);
 }
 
 int DiagnoseCommand(const DiagnoseOptions& o) {

@@ -13,6 +13,7 @@
 
 #include "base/build_info.h"
 #include "cli/common.h"
+#include "cli/parse.h"
 #include "grader/score.h"
 #include "scenarios/live/lab.h"
 #include "scenarios/measure.h"
@@ -53,17 +54,9 @@ int main(int argc, char** argv) {
   groups.push_back(slurm_rca::cli::AddScoringCommands(app));
   groups.push_back(slurm_rca::cli::AddAgentCommands(app));
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "rca-bench: " << e.what() << " (see rca-bench --help)\n";
-    return kUsage;
+  if (std::optional<int> code = slurm_rca::cli::ParseOrExit(
+          app, argc, argv, {.binary = "rca-bench", .exit_code = kUsage})) {
+    return *code;
   }
   sc::SetDefaultBundleSet(slurm_release.empty() ? bundle_set : sc::BusySetOfRelease(slurm_release));
   // The data paths, resolved once and handed to the libraries that need them.

@@ -1,5 +1,6 @@
 // The runbooks (skills/, skills/catalog.h) as read-only MCP resources: the one place where the
-// catalog meets the MCP server (slurm-mcp links it; mcp/ never includes skills/).
+// catalog meets the MCP server (server/surface.h assembles them beside the tools; mcp/ never
+// includes skills/).
 //
 // Each skill is served as `skill://<name>/SKILL.md` (the whole file, text/markdown), and each of
 // its references/*.md as `skill://<name>/<relative path>`, so that a relative link in SKILL.md

@@ -122,7 +122,7 @@ class HttpTransport {
 
   // Answers `requests`, the bytes a client sent on one connection, without a socket: the same
   // parsing, checks and handlers as a served endpoint (on the calling thread), at most
-  // `max_requests` requests, and returns the bytes written back. For the fuzzer (mcp/fuzz/http_fuzz.cc); not to be mixed with
+  // `max_requests` requests, and returns the bytes written back. For the fuzzer (server/fuzz/http_fuzz.cc); not to be mixed with
   // Start() or Serve() on one transport.
   std::string AnswerBytes(std::string_view requests, int max_requests = 8);
 

@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "base/build_info.h"
+#include "cli/parse.h"
 #include "skills/lint.h"
 #include "skills/mcp_surface.h"
 
@@ -43,15 +45,9 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", strict, "Warnings fail the run too");
   app.add_flag("--list-rules", list_rules, "Print every rule id with its severity and meaning");
   app.add_option("paths", paths, "Skill folders, skills roots or plugin roots");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kUsage;
+  if (std::optional<int> code = slurm_rca::cli::ParseOrExit(
+          app, argc, argv, {.binary = "skill-lint", .exit_code = kUsage, .cli11_message = true})) {
+    return *code;
   }
   if (list_rules) {
     for (const Rule& r : Rules()) {

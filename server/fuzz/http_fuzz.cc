@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "mcp/fuzz/demo_server.h"
+#include "server/fuzz/demo_server.h"
 #include "mcp/protocol/http_transport.h"
 #include "mcp/protocol/jsonrpc.h"
 
@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.sessions = (data[0] & 1) == 0;
   if (data[0] & 2) options.token = "fuzz-token";
   options.max_body_bytes = 4096;
-  slurm_rca::mcp::HttpTransport http(slurm_rca::mcp::fuzz::DemoServer(), options);
+  slurm_rca::mcp::HttpTransport http(slurm_rca::server::fuzz::DemoServer(), options);
   const std::string_view requests(reinterpret_cast<const char*>(data) + 1, size - 1);
   const std::string out = http.AnswerBytes(requests);
   CheckResponses(out, requests.find("HEAD") != std::string_view::npos);

@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "base/build_info.h"
+#include "cli/parse.h"
 #include "guard/check.h"
 #include "guard/corpus.h"
 #include "guard/policy.h"
@@ -160,9 +162,102 @@ void PrintPolicy() {
   PrintRefusals(RefusedPrograms(), "refused program");
 }
 
-int RunCommand(const Guard& guard, const std::vector<std::string>& argv,
-               const slurm_rca::guard::ExecutorOptions& options, bool json) {
+// check: the verdict, never executed.
+int CheckCommand(const Guard& guard, const std::vector<std::string>& argv, bool json) {
+  slurm_rca::guard::Verdict v = guard.Check(argv);
+  if (json) {
+    std::cout << VerdictJson(argv, v).dump() << "\n";
+  } else {
+    std::cout << (v.ok() ? std::string("ALLOWED") : v.denial().ToString()) << "\n";
+  }
+  return v.ok() ? kExitAllowed : kExitDenied;
+}
+
+int PolicyCommand(bool json) {
+  if (json) {
+    std::cout << PolicyJson().dump(2) << "\n";
+  } else {
+    PrintPolicy();
+  }
+  return 0;
+}
+
+// run's flags, with their defaults.
+struct RunFlags {
+  double timeout_s = 20;
+  std::size_t max_output = 1 << 20;
+  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
+  std::string slurm_conf;
+};
+
+// The executor's options the flags name; nullopt after saying on stderr which flag is wrong.
+std::optional<slurm_rca::guard::ExecutorOptions> ExecutorOptionsOf(const RunFlags& flags) {
+  slurm_rca::guard::ExecutorOptions options;
+  options.trusted_dirs = SplitList(flags.trusted_dirs, ':');
+  for (const std::string& d : options.trusted_dirs) {
+    if (d.front() != '/') {
+      std::cerr << "slurm-guard: --trusted-dirs entry '" << d << "' is not absolute\n";
+      return std::nullopt;
+    }
+  }
+  options.timeout =
+      std::chrono::milliseconds(static_cast<long>(std::llround(flags.timeout_s * 1000)));
+  options.max_output_bytes = flags.max_output;
+  if (!flags.slurm_conf.empty()) options.slurm_conf = flags.slurm_conf;
+  return options;
+}
+
+// run's result as one JSON object.
+Json RunResultJson(const slurm_rca::guard::RunResult& r) {
+  using slurm_rca::guard::OutcomeName;
+  return {{"argv", r.argv},
+          {"binary", r.binary},
+          {"outcome", OutcomeName(r.outcome)},
+          {"exit_code", r.exit_code},
+          {"term_signal", r.term_signal},
+          {"duration_ms", r.duration.count()},
+          {"stdout", r.stdout_data},
+          {"stderr", r.stderr_data},
+          {"stdout_bytes", r.stdout_bytes},
+          {"stderr_bytes", r.stderr_bytes},
+          {"stdout_truncated", r.stdout_truncated},
+          {"stderr_truncated", r.stderr_truncated},
+          {"error", r.error}};
+}
+
+// run's result for people: the command's own output on the same streams, then one stderr line
+// saying how it ended.
+void PrintRunResult(const slurm_rca::guard::RunResult& r) {
   using namespace slurm_rca::guard;
+  std::cout << r.stdout_data;
+  std::cerr << r.stderr_data;
+  std::cerr << "slurm-guard: " << OutcomeName(r.outcome);
+  if (r.outcome == Outcome::kExited) std::cerr << " " << r.exit_code;
+  if (r.outcome == Outcome::kSignaled) std::cerr << " by signal " << r.term_signal;
+  std::cerr << " in " << r.duration.count() << " ms";
+  if (r.stdout_truncated) std::cerr << "; stdout cut at " << r.stdout_data.size() << " of " << r.stdout_bytes << " bytes";
+  if (r.stderr_truncated) std::cerr << "; stderr cut at " << r.stderr_data.size() << " of " << r.stderr_bytes << " bytes";
+  if (!r.error.empty()) std::cerr << "; " << r.error;
+  std::cerr << "\n";
+}
+
+// The exit code of a run that was allowed (the header of main's help lists them).
+int RunExitCode(const slurm_rca::guard::RunResult& r) {
+  using slurm_rca::guard::Outcome;
+  switch (r.outcome) {
+    case Outcome::kExited: return r.exit_code == 0 ? 0 : kExitFailed;
+    case Outcome::kSignaled: return kExitFailed;
+    case Outcome::kTimedOut: return kExitTimedOut;
+    default: return kExitCannotRun;
+  }
+}
+
+// run: check, and only an approved argv reaches the executor.
+int RunCommand(const Guard& guard, const std::vector<std::string>& argv, const RunFlags& flags,
+               bool json) {
+  using namespace slurm_rca::guard;
+  std::optional<ExecutorOptions> options = ExecutorOptionsOf(flags);
+  if (!options) return kExitUsage;
   Verdict v = guard.Check(argv);
   if (!v.ok()) {
     if (json) {
@@ -172,41 +267,14 @@ int RunCommand(const Guard& guard, const std::vector<std::string>& argv,
     }
     return kExitDenied;
   }
-  Executor executor(options);
+  Executor executor(*options);
   RunResult r = executor.Run(v.approved());
   if (json) {
-    Json j = {{"argv", r.argv},
-              {"binary", r.binary},
-              {"outcome", OutcomeName(r.outcome)},
-              {"exit_code", r.exit_code},
-              {"term_signal", r.term_signal},
-              {"duration_ms", r.duration.count()},
-              {"stdout", r.stdout_data},
-              {"stderr", r.stderr_data},
-              {"stdout_bytes", r.stdout_bytes},
-              {"stderr_bytes", r.stderr_bytes},
-              {"stdout_truncated", r.stdout_truncated},
-              {"stderr_truncated", r.stderr_truncated},
-              {"error", r.error}};
-    std::cout << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    std::cout << RunResultJson(r).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << r.stdout_data;
-    std::cerr << r.stderr_data;
-    std::cerr << "slurm-guard: " << OutcomeName(r.outcome);
-    if (r.outcome == Outcome::kExited) std::cerr << " " << r.exit_code;
-    if (r.outcome == Outcome::kSignaled) std::cerr << " by signal " << r.term_signal;
-    std::cerr << " in " << r.duration.count() << " ms";
-    if (r.stdout_truncated) std::cerr << "; stdout cut at " << r.stdout_data.size() << " of " << r.stdout_bytes << " bytes";
-    if (r.stderr_truncated) std::cerr << "; stderr cut at " << r.stderr_data.size() << " of " << r.stderr_bytes << " bytes";
-    if (!r.error.empty()) std::cerr << "; " << r.error;
-    std::cerr << "\n";
+    PrintRunResult(r);
   }
-  switch (r.outcome) {
-    case Outcome::kExited: return r.exit_code == 0 ? 0 : kExitFailed;
-    case Outcome::kSignaled: return kExitFailed;
-    case Outcome::kTimedOut: return kExitTimedOut;
-    default: return kExitCannotRun;
-  }
+  return RunExitCode(r);
 }
 
 }  // namespace
@@ -233,23 +301,20 @@ int main(int argc, char** argv) {
   policy->add_flag("--json", json, "The allowlist as JSON");
 
   std::vector<std::string> run_argv;
-  double timeout_s = 20;
-  std::size_t max_output = 1 << 20;
-  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
-  std::string slurm_conf;
+  RunFlags run_flags;
   CLI::App* run = app.add_subcommand(
       "run", "Check ARGV and, if allowed, run it through the executor and print its result");
   run->add_flag("--json", json, "The result as one JSON object");
   run->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
-  run->add_option("--timeout", timeout_s, "Seconds before the process group is killed")
+  run->add_option("--timeout", run_flags.timeout_s, "Seconds before the process group is killed")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
-  run->add_option("--max-output", max_output, "Bytes kept per stream")
+  run->add_option("--max-output", run_flags.max_output, "Bytes kept per stream")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
-  run->add_option("--trusted-dirs", trusted_dirs, "Colon-separated absolute directories")
+  run->add_option("--trusted-dirs", run_flags.trusted_dirs, "Colon-separated absolute directories")
       ->capture_default_str();
-  run->add_option("--slurm-conf", slurm_conf, "Passed to the command as SLURM_CONF");
+  run->add_option("--slurm-conf", run_flags.slurm_conf, "Passed to the command as SLURM_CONF");
   run->add_option("argv", run_argv, "The argv to run, after --")->required();
 
   std::vector<std::string> corpus_paths;
@@ -258,19 +323,9 @@ int main(int argc, char** argv) {
   corpus->add_option("--clusters", clusters, "Cluster names -M may name, comma-separated");
   corpus->add_option("paths", corpus_paths, "Corpus files or directories")->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    if (what.empty()) what = "bad arguments";
-    std::cerr << "slurm-guard: " << what << " (see slurm-guard --help)\n";
-    return kExitUsage;
+  if (std::optional<int> code = slurm_rca::cli::ParseOrExit(
+          app, argc, argv, {.binary = "slurm-guard", .exit_code = kExitUsage})) {
+    return *code;
   }
 
   Guard guard(GuardOptions{.clusters = SplitList(clusters, ',')});
@@ -281,37 +336,9 @@ int main(int argc, char** argv) {
     return kExitInternal;
   }
 
-  if (*check) {
-    slurm_rca::guard::Verdict v = guard.Check(check_argv);
-    if (json) {
-      std::cout << VerdictJson(check_argv, v).dump() << "\n";
-    } else {
-      std::cout << (v.ok() ? std::string("ALLOWED") : v.denial().ToString()) << "\n";
-    }
-    return v.ok() ? kExitAllowed : kExitDenied;
-  }
-  if (*policy) {
-    if (json) {
-      std::cout << PolicyJson().dump(2) << "\n";
-    } else {
-      PrintPolicy();
-    }
-    return 0;
-  }
-  if (*run) {
-    slurm_rca::guard::ExecutorOptions options;
-    options.trusted_dirs = SplitList(trusted_dirs, ':');
-    for (const std::string& d : options.trusted_dirs) {
-      if (d.front() != '/') {
-        std::cerr << "slurm-guard: --trusted-dirs entry '" << d << "' is not absolute\n";
-        return kExitUsage;
-      }
-    }
-    options.timeout = std::chrono::milliseconds(static_cast<long>(std::llround(timeout_s * 1000)));
-    options.max_output_bytes = max_output;
-    if (!slurm_conf.empty()) options.slurm_conf = slurm_conf;
-    return RunCommand(guard, run_argv, options, json);
-  }
+  if (*check) return CheckCommand(guard, check_argv, json);
+  if (*policy) return PolicyCommand(json);
+  if (*run) return RunCommand(guard, run_argv, run_flags, json);
   // corpus
   auto report = slurm_rca::guard::CheckCorpus(guard, corpus_paths);
   if (!report.ok()) {

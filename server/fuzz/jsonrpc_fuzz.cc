@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "mcp/fuzz/demo_server.h"
+#include "server/fuzz/demo_server.h"
 #include "mcp/protocol/jsonrpc.h"
 
 namespace {
@@ -85,7 +85,7 @@ Message Reparse(const Json& written, Message::Kind kind) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  slurm_rca::mcp::Server& server = slurm_rca::mcp::fuzz::DemoServer();
+  slurm_rca::mcp::Server& server = slurm_rca::server::fuzz::DemoServer();
   slurm_rca::mcp::Session session;
   std::string_view input(reinterpret_cast<const char*>(data), size);
   for (int n = 0; n < kMaxMessages && !input.empty(); ++n) {
