@@ -152,11 +152,11 @@ struct BusyTrace;
 // 120 s), the maintenance drain, then the pending and future jobs. Writes the trace to
 // DIR/busy.trace and the users this lab holds to DIR/run/busy.users. Not idempotent: for a lab
 // Up() just started.
-Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress);
+base::Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress);
 
 // Releases the users this lab holds (DIR/run/busy.users): each is removed (userdel) when no other
 // live lab holds it. For Lab::Down, once no job process is left.
-Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress);
+base::Status ReleaseBusyProfile(const Lab& lab, std::ostream& progress);
 
 // The registry's record of a user the busy profile created: the lab directories that hold it.
 // Empty when it holds none or was never created by a lab. `registry` is LabOptions::user_registry.

@@ -22,6 +22,9 @@
 #include "scenarios/live/profile.h"
 
 namespace slurm_rca::live {
+
+using base::Status;
+
 namespace {
 
 namespace fs = std::filesystem;
