@@ -123,7 +123,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // Builds the back-end `config.kind` names, reading the API key variable (and OPENAI_BASE_URL when
 // an openai back-end names no URL) through env. Errors: an unknown kind, a missing or unparsable
 // URL, a missing key variable (naming it), no model for an HTTP kind, an unreadable or invalid
-// script.
+// script. Defined in make_backend.cc.
 base::Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config,
                                                    const EnvLookup& env);
 

@@ -452,8 +452,9 @@ Observation ParseDcgmPage(const std::string& node, std::int64_t scrape_time,
       g.unknown.push_back("util: " + (any ? why : std::string("no activity metric")));
     }
     std::string mem_why;  // the last unusable memory metric's
+    const auto& device = d;  // clang 14 refuses a lambda that captures a structured binding
     auto mem = [&](const char* metric) -> std::optional<double> {
-      base::Result<double> v = Usable(d, metric);
+      base::Result<double> v = Usable(device, metric);
       if (v.ok()) return *v;
       mem_why = v.status().message();
       return std::nullopt;

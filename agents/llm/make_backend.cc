@@ -1,3 +1,6 @@
+// MakeBackend (backend.h), in a file of its own beside the back-ends it makes: backend.h, the
+// interface they implement, includes none of them (no include cycle in a folder:
+// tests/layers_test.cc).
 #include "agents/llm/backend.h"
 
 #include <fstream>
