@@ -8,10 +8,10 @@
 // (a local test double) on loopback, i.e. what the HTTP path adds before any model time.
 //
 // Then the MCP side of a replayed task, with the C++ mcp::Client against slurm-mcp serving a
-// recorded bundle: over stdio, as `rca-bench run` does it (a child per task: start and
-// initialize, tools/list, four tool calls, stop), and over HTTP (one server, a client per task);
-// and the round trip of one ping and one slurm_query on a connected client, which is the
-// client's own share. Figures, not a test: it never fails on speed.
+// recorded bundle: over stdio, as `rca-bench run` does it (a session per task, OpenSession: open
+// the bundle, start and initialize the child, tools/list, four tool calls, stop), and over HTTP
+// (one server, a client per task); and the round trip of one ping and one slurm_query on a
+// connected client, which is the client's own share. Figures, not a test: it never fails on speed.
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -37,6 +37,7 @@
 #include "mcp/protocol/client.h"
 #include "scenarios/live/mcp_child.h"
 #include "scenarios/live/process.h"
+#include "session/session.h"
 
 namespace {
 
@@ -188,26 +189,33 @@ std::unique_ptr<slurm_rca::mcp::Client> ConnectHttp(int port) {
 bool McpFigures(const std::string& slurm_mcp, const std::string& bundle, int tasks,
                 int round_trips) {
   namespace live = slurm_rca::live;
-  // The arguments rca-bench gives the stdio child (cli/agent_commands.cc, ReplaySession).
-  const std::vector<std::string> replay = {"--replay", bundle, "--offset", "120"};
+  namespace session = slurm_rca::session;
+  // A replay session as rca-bench run opens one per task (session/session.h): the bundle
+  // read in-process for raw reads, and the stdio child serving it.
+  session::SessionOptions session_options;
+  session_options.slurm_mcp = slurm_mcp;
+  session_options.bundle_dir = bundle;
+  session_options.offset_s = 120;
+  const std::vector<std::string> replay =
+      session::ReplayServeArgs(bundle, session_options.offset_s);
   std::printf("MCP client to slurm-mcp on replay (%s), %d tasks of tools/list + %zu calls:\n",
               std::filesystem::path(bundle).filename().c_str(), tasks, kTaskCalls.size());
 
   TaskPhases stdio;
   for (int i = 0; i < tasks; ++i) {
     auto t0 = Clock::now();
-    auto started = live::McpChild::Start(slurm_mcp, replay);
-    if (!started.ok()) {
-      std::fprintf(stderr, "agent_loop_bench: %s\n", started.status().ToString().c_str());
+    Result<std::unique_ptr<Session>> opened = session::OpenSession(session_options);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "agent_loop_bench: %s\n", opened.status().ToString().c_str());
       return false;
     }
-    std::unique_ptr<live::McpChild> child = std::move(started).value();
+    std::unique_ptr<Session> task = std::move(opened).value();
     auto t1 = Clock::now();
-    if (!child->client().ListTools().ok()) return false;
+    if (!task->client()->ListTools().ok()) return false;
     auto t2 = Clock::now();
-    if (!DoTaskCalls(child->client())) return false;
+    if (!DoTaskCalls(*task->client())) return false;
     auto t3 = Clock::now();
-    child.reset();
+    task.reset();
     stdio.Add(t0, t1, t2, t3, Clock::now());
   }
   stdio.Print("stdio:");

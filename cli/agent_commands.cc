@@ -12,7 +12,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "agents/config.h"
 #include "agents/graph/graph.h"
@@ -20,12 +19,10 @@
 #include "cli/paths.h"
 #include "grader/score.h"
 #include "grader/transcript_times.h"
-#include "mcp/backend/live_backend.h"
-#include "mcp/backend/replay_backend.h"
-#include "scenarios/live/lab.h"
+#include "mcp/backend/live_flags.h"
 #include "scenarios/live/mcp_child.h"
-#include "scenarios/live/runner.h"
 #include "scenarios/measure.h"
+#include "session/session.h"
 
 namespace slurm_rca::cli {
 
@@ -62,83 +59,30 @@ std::string SlurmMcpPath(const std::string& given) {
   return live::SiblingProgram("slurm-mcp");
 }
 
-class ReplaySession : public agents::Session {
- public:
-  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                             const agents::Task& t) {
-    auto s = std::unique_ptr<ReplaySession>(new ReplaySession());
-    auto replay = mcp::ReplayBackend::Open(t.bundle_dir);
-    if (!replay.ok()) {
-      return base::Status::Unavailable("bundle " + t.bundle_dir + ": " + replay.status().message());
-    }
-    s->backend_ = std::move(replay).value();
-    s->backend_->SetOffset(t.offset_s);
-    auto child = live::McpChild::Start(
-        slurm_mcp, {"--replay", t.bundle_dir, "--offset", std::to_string(t.offset_s)});
-    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
-    s->child_ = std::move(child).value();
-    return std::unique_ptr<agents::Session>(std::move(s));
+// The session of one task of `run`: its bundle replayed, or (--mode live) a fresh lab with its
+// scenario injected. Whatever stops it opening, the harness answers the task unknown and reports
+// the evidence unavailable.
+base::Result<std::unique_ptr<agents::Session>> OpenTaskSession(
+    const RunCommandOptions& o, const std::string& slurm_mcp,
+    const std::map<std::string, const sc::Scenario*>& by_task, const agents::Task& t) {
+  session::SessionOptions so;
+  so.slurm_mcp = slurm_mcp;
+  so.offset_s = t.offset_s;
+  if (o.mode == "live") {
+    so.source = session::SessionOptions::Source::kLab;
+    so.scenario = *by_task.at(t.task_id);
+    so.lab.dir = o.lab_dir;
+    so.lab.port_base = o.port_base;
+    so.lab.profile = o.profile;
+    so.lab.seed = o.seed;
+    so.lab.slurm_prefix = o.slurm_prefix;
+  } else {
+    so.bundle_dir = t.bundle_dir;
   }
-  mcp::Client* client() override { return &child_->client(); }
-  mcp::Backend* backend() override { return backend_.get(); }
-
- private:
-  ReplaySession() = default;
-  std::unique_ptr<mcp::ReplayBackend> backend_;
-  std::unique_ptr<live::McpChild> child_;
-};
-
-// A fresh lab with the scenario injected, observed at its offset; healed and taken down when the
-// session ends.
-class LiveSession : public agents::Session {
- public:
-  static base::Result<std::unique_ptr<agents::Session>> Open(const std::string& slurm_mcp,
-                                                             const sc::Scenario& s,
-                                                             const RunCommandOptions& o,
-                                                             double offset_s) {
-    auto session = std::unique_ptr<LiveSession>(new LiveSession(s));
-    live::LabOptions lo;
-    lo.dir = o.lab_dir;
-    lo.port_base = o.port_base;
-    lo.profile = o.profile;
-    lo.seed = o.seed;
-    lo.slurm_prefix = o.slurm_prefix;
-    session->lab_ = std::make_unique<live::Lab>(lo);
-    std::ostringstream progress;
-    if (auto st = session->lab_->Up(progress); !st.ok()) {
-      return base::Status::Unavailable("lab up: " + st.message());
-    }
-    session->up_ = true;
-    if (auto st = live::InjectScenario(*session->lab_, s, progress); !st.ok()) {
-      return base::Status::Unavailable("inject " + s.id + ": " + st.message());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(offset_s * 1000)));
-    std::string host = live::HostNode(s);
-    session->backend_ = std::make_unique<mcp::LiveBackend>(live::LiveOptionsFor(*session->lab_, host, 20));
-    auto child = live::McpChild::Start(slurm_mcp, live::LiveServeArgs(*session->lab_, host, 20));
-    if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
-    session->child_ = std::move(child).value();
-    return std::unique_ptr<agents::Session>(std::move(session));
-  }
-  ~LiveSession() override {
-    child_.reset();
-    if (up_) {
-      std::ostringstream progress;
-      live::HealScenario(*lab_, scenario_, progress);
-      lab_->Down(progress);
-    }
-  }
-  mcp::Client* client() override { return &child_->client(); }
-  mcp::Backend* backend() override { return backend_.get(); }
-
- private:
-  explicit LiveSession(const sc::Scenario& s) : scenario_(s) {}
-  sc::Scenario scenario_;
-  std::unique_ptr<live::Lab> lab_;
-  bool up_ = false;
-  std::unique_ptr<mcp::LiveBackend> backend_;
-  std::unique_ptr<live::McpChild> child_;
-};
+  base::Result<std::unique_ptr<agents::Session>> opened = session::OpenSession(so);
+  if (!opened.ok()) return base::Status::Unavailable(opened.status().message());
+  return opened;
+}
 
 // One line that redraws itself on a terminal; elsewhere a line every tenth of the work.
 class Progress {
@@ -415,13 +359,9 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     ro.fingerprint = fp;
     ro.date = Today();
     ro.graph = graph;
-    if (o.mode == "live") {
-      ro.sessions = [&](const agents::Task& t) {
-        return LiveSession::Open(slurm_mcp, *by_task[t.task_id], o, t.offset_s);
-      };
-    } else {
-      ro.sessions = [&](const agents::Task& t) { return ReplaySession::Open(slurm_mcp, t); };
-    }
+    ro.sessions = [&](const agents::Task& t) {
+      return OpenTaskSession(o, slurm_mcp, by_task, t);
+    };
     ro.progress = [&](int done, int, const std::string& what) { progress.Update(base + done, what); };
     agents::RunSummary sum = agents::RunSuite(ro);
     RenumberRepeats(o, c.name, ro.model_name, sum.submissions);
@@ -460,44 +400,27 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
     model = std::move(m.value());
   }
   auto g = graph::LoadGraphFile(Paths().graph);
-  std::vector<std::string> args;
-  mcp::LiveOptions lo;
-  if (!o.slurm_conf.empty()) {
-    args.insert(args.end(), {"--slurm-conf", o.slurm_conf});
-    lo.executor.slurm_conf = o.slurm_conf;
+  // The cluster flags are checked with --replay too, as they always were.
+  if (auto mapped = mcp::LiveOptionsFromFlags(o.cluster); !mapped.ok()) {
+    // rca-bench's line for a bad --log-file is older than the shared mapping, which adds the value.
+    const std::string& why = mapped.status().message();
+    return Fail(why.rfind("--log-file", 0) == 0 ? "--log-file takes DAEMON=PATH" : why, kUsage);
   }
-  if (!o.clusters.empty()) {
-    args.insert(args.end(), {"--clusters", o.clusters});
-    std::stringstream in(o.clusters);
-    for (std::string c; std::getline(in, c, ',');) lo.clusters.push_back(c);
-  }
-  for (const std::string& f : o.log_files) {
-    size_t eq = f.find('=');
-    if (eq == std::string::npos) return Fail("--log-file takes DAEMON=PATH", kUsage);
-    args.insert(args.end(), {"--log-file", f});
-    lo.log_files[f.substr(0, eq)] = f.substr(eq + 1);
-  }
-  std::unique_ptr<mcp::Backend> raw;
+  session::SessionOptions so;
+  so.slurm_mcp = slurm_mcp;
   if (!o.replay.empty()) {
-    args = {"--replay", o.replay, "--offset", std::to_string(o.offset_s)};
-    auto rb = mcp::ReplayBackend::Open(o.replay);
-    if (!rb.ok()) return Fail("bundle " + o.replay + ": " + rb.status().message(), kUsage);
-    (*rb)->SetOffset(o.offset_s);
-    raw = std::move(*rb);
+    so.bundle_dir = o.replay;
+    so.offset_s = o.offset_s;
   } else {
-    raw = std::make_unique<mcp::LiveBackend>(lo);
+    so.source = session::SessionOptions::Source::kCluster;
+    so.cluster = o.cluster;
   }
-  auto started = live::McpChild::Start(slurm_mcp, args);
-  if (!started.ok()) return Fail("slurm-mcp: " + started.status().message());
-  std::unique_ptr<live::McpChild> child = std::move(started).value();
-  struct Direct : agents::Session {
-    live::McpChild* child;
-    mcp::Backend* backend_;
-    mcp::Client* client() override { return &child->client(); }
-    mcp::Backend* backend() override { return backend_; }
-  } session;
-  session.child = child.get();
-  session.backend_ = raw.get();
+  base::Result<std::unique_ptr<agents::Session>> opened = session::OpenSession(so);
+  if (!opened.ok()) {
+    // A bundle that does not open is a usage error; a child that does not start is not.
+    const base::Status& st = opened.status();
+    return Fail(st.message(), st.code() == base::Status::Code::kInvalidArgument ? kUsage : 1);
+  }
   std::unique_ptr<agents::Transcript> transcript;
   if (!o.transcript.empty()) {
     auto t = agents::Transcript::Open(o.transcript);
@@ -509,7 +432,8 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   task.ticket = o.symptom;
   int calls = 0;
   agents::RunResult r = agents::RunConfigured(
-      *c, model.get(), &session, g.graph ? &*g.graph : nullptr, task, transcript.get(), &calls);
+      *c, model.get(), opened->get(), g.graph ? &*g.graph : nullptr, task, transcript.get(),
+      &calls);
   Json answer = agents::DiagnosisToJson(r.diagnosis);
   if (o.json) {
     Json j = {{"configuration", c->name},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agents/llm/backend.h"
+#include "mcp/backend/live_flags.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::cli {
@@ -41,9 +42,7 @@ struct DiagnoseOptions {
   std::string config = "B";
   ModelOptions model;
   std::string symptom;
-  std::string slurm_conf;               // live: SLURM_CONF for the Slurm commands
-  std::vector<std::string> log_files;   // live: DAEMON=PATH
-  std::string clusters;                 // live: names -M may name, comma-separated
+  mcp::LiveFlags cluster;               // live: --slurm-conf, --log-file, --clusters
   std::string replay;                   // or a bundle, for trying it out
   double offset_s = 120;
   std::string transcript;               // where to write it; empty: none

@@ -94,9 +94,10 @@ class AgentCommandGroup : public CommandGroup {
     diagnose->add_option("--symptom", diag.symptom, "What is wrong, in the reporter's words")
         ->required();
     add_model(diagnose, &diag.model);
-    diagnose->add_option("--slurm-conf", diag.slurm_conf, "SLURM_CONF of the cluster");
-    diagnose->add_option("--log-file", diag.log_files, "DAEMON=PATH of a Slurm log, repeatable");
-    diagnose->add_option("--clusters", diag.clusters, "Cluster names -M may name");
+    diagnose->add_option("--slurm-conf", diag.cluster.slurm_conf, "SLURM_CONF of the cluster");
+    diagnose->add_option("--log-file", diag.cluster.log_files,
+                         "DAEMON=PATH of a Slurm log, repeatable");
+    diagnose->add_option("--clusters", diag.cluster.clusters, "Cluster names -M may name");
     diagnose->add_option("--replay", diag.replay, "A recorded bundle instead of the cluster");
     diagnose->add_option("--offset", diag.offset_s, "Replay: seconds after the fault")
         ->capture_default_str();

@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "mcp/backend/audit_log.h"
+#include "mcp/backend/live_flags.h"
 #include "mcp/evidence/evidence.h"
 #include "mcp/protocol/http_transport.h"
 #include "mcp/protocol/metrics.h"
@@ -33,15 +34,7 @@ int Usage(const std::string& message);
 struct BackendFlags {
   std::string replay;
   double offset = -1;
-  std::string slurm_conf;
-  std::string clusters;
-  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
-  double timeout = 20;
-  double cache_ttl = 10;
-  int max_concurrent = 2;
-  int max_per_minute = 60;
-  std::vector<std::string> log_files;
-  std::string fabric_root;
+  mcp::LiveFlags live;  // the live back-end's flags, mapped by mcp::LiveOptionsFromFlags
   std::string audit_log;
   size_t max_rows = 200;
   mcp::Metrics* metrics = nullptr;  // serve --metrics: counts the live back-end's reads

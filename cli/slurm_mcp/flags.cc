@@ -6,10 +6,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "cli/slurm_mcp/commands.h"
 #include "mcp/backend/live_backend.h"
+#include "mcp/backend/live_flags.h"
 #include "mcp/backend/replay_backend.h"
 
 namespace slurm_rca::cli::slurm_mcp {
@@ -17,15 +17,6 @@ namespace {
 
 using base::Status;
 using namespace slurm_rca::mcp;
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, sep);) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
@@ -41,24 +32,28 @@ int Usage(const std::string& message) {
 void BackendFlags::Add(CLI::App* app) {
   app->add_option("--replay", replay, "Serve a recorded evidence bundle instead of the cluster");
   app->add_option("--offset", offset, "Replay: the snapshot at or before this many seconds");
-  app->add_option("--slurm-conf", slurm_conf, "Live: SLURM_CONF given to Slurm commands");
-  app->add_option("--clusters", clusters, "Live: cluster names -M may name, comma-separated");
-  app->add_option("--trusted-dirs", trusted_dirs, "Live: where Slurm binaries are (colon-separated)")
+  app->add_option("--slurm-conf", live.slurm_conf, "Live: SLURM_CONF given to Slurm commands");
+  app->add_option("--clusters", live.clusters,
+                  "Live: cluster names -M may name, comma-separated");
+  app->add_option("--trusted-dirs", live.trusted_dirs,
+                  "Live: where Slurm binaries are (colon-separated)")
       ->capture_default_str();
-  app->add_option("--timeout", timeout, "Live: seconds before a read is killed")
+  app->add_option("--timeout", live.timeout, "Live: seconds before a read is killed")
       ->check(CLI::Range(0.1, 600.0))
       ->capture_default_str();
-  app->add_option("--cache-ttl", cache_ttl, "Live: seconds a read is reused (0: no cache)")
+  app->add_option("--cache-ttl", live.cache_ttl, "Live: seconds a read is reused (0: no cache)")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  app->add_option("--max-concurrent", max_concurrent, "Live: Slurm commands at once")
+  app->add_option("--max-concurrent", live.max_concurrent, "Live: Slurm commands at once")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app->add_option("--max-per-minute", max_per_minute, "Live: commands started per minute (0: no budget)")
+  app->add_option("--max-per-minute", live.max_per_minute,
+                  "Live: commands started per minute (0: no budget)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  app->add_option("--log-file", log_files, "Live: DAEMON=PATH of a Slurm log for the logs topic");
-  app->add_option("--fabric-root", fabric_root,
+  app->add_option("--log-file", live.log_files,
+                  "Live: DAEMON=PATH of a Slurm log for the logs topic");
+  app->add_option("--fabric-root", live.fabric_root,
                   "Live: read the fabric topic's sys, proc and sys/fs/cgroup under this directory "
                   "instead of / (a synthetic tree in tests)");
   app->add_option("--audit-log", audit_log, "Append one JSON line per tool call to this file ('-': stderr)");
@@ -75,35 +70,10 @@ base::Result<std::unique_ptr<Backend>> BackendFlags::Make() const {
     if (offset >= 0) b->SetOffset(offset);
     return std::unique_ptr<Backend>(std::move(b));
   }
-  LiveOptions o;
-  o.executor.trusted_dirs = Split(trusted_dirs, ':');
-  for (const std::string& d : o.executor.trusted_dirs) {
-    if (d.front() != '/') {
-      return Status::InvalidArgument("--trusted-dirs entry '" + d + "' is not absolute");
-    }
-  }
-  o.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
-  if (!slurm_conf.empty()) o.executor.slurm_conf = slurm_conf;
-  o.clusters = Split(clusters, ',');
-  o.cache_ttl_seconds = cache_ttl;
-  o.max_concurrent = max_concurrent;
-  o.max_per_minute = max_per_minute;
+  base::Result<LiveOptions> mapped = LiveOptionsFromFlags(live);
+  if (!mapped.ok()) return mapped.status();
+  LiveOptions o = std::move(mapped).value();
   o.metrics = metrics;
-  for (const std::string& lf : log_files) {
-    size_t eq = lf.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == lf.size()) {
-      return Status::InvalidArgument("--log-file takes DAEMON=PATH, got '" + lf + "'");
-    }
-    o.log_files[lf.substr(0, eq)] = lf.substr(eq + 1);
-  }
-  if (!fabric_root.empty()) {
-    if (fabric_root.front() != '/') {
-      return Status::InvalidArgument("--fabric-root '" + fabric_root + "' is not absolute");
-    }
-    o.fabric = FabricOptions{.sys_root = fabric_root + "/sys",
-                             .proc_root = fabric_root + "/proc",
-                             .cgroup_root = fabric_root + "/sys/fs/cgroup"};
-  }
   return std::unique_ptr<Backend>(std::make_unique<LiveBackend>(std::move(o)));
 }
 

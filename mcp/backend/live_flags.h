@@ -1,0 +1,58 @@
+// LiveFlags: the live back-end's settings as a command line gives them (slurm-mcp's back-end
+// flags, rca-bench diagnose's), and the one mapping from them to LiveOptions. slurm-mcp parses
+// its flags into a LiveFlags; rca-bench hands one to the slurm-mcp child it starts (ServeArgs)
+// and maps the same one for its own back-end, so the two read the cluster alike.
+//
+//   LiveFlags flags;
+//   flags.clusters = "rca";
+//   flags.log_files = {"slurmctld=/var/log/slurm/slurmctld.log"};
+//   base::Result<LiveOptions> options = LiveOptionsFromFlags(flags);
+//   if (!options.ok()) usage(options.status().message());  // names the flag and the value
+//   LiveBackend live(*options);
+//
+// Refuses (InvalidArgument, the message naming the flag): a trusted directory or a fabric root
+// that is not absolute, a --log-file that is not DAEMON=PATH.
+#ifndef SLURM_RCA_MCP_BACKEND_LIVE_FLAGS_H_
+#define SLURM_RCA_MCP_BACKEND_LIVE_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "mcp/backend/live_backend.h"
+
+namespace slurm_rca::mcp {
+
+struct LiveFlags {
+  // --slurm-conf: SLURM_CONF for the Slurm commands; "": theirs.
+  std::string slurm_conf;
+  // --clusters: the names -M may name, comma-separated; empty items are dropped.
+  std::string clusters;
+  // --trusted-dirs: where the Slurm programs are, colon-separated; each must be absolute.
+  std::string trusted_dirs = "/usr/bin:/usr/local/bin";
+  // --timeout: seconds before a read is killed.
+  double timeout = 20;
+  // --cache-ttl: seconds a read is reused; 0: no cache.
+  double cache_ttl = 10;
+  // --max-concurrent: Slurm commands at once.
+  int max_concurrent = 2;
+  // --max-per-minute: commands started per minute; 0: no budget.
+  int max_per_minute = 60;
+  // --log-file, repeated: DAEMON=PATH of a Slurm log for the logs topic.
+  std::vector<std::string> log_files;
+  // --fabric-root: read the fabric topic's sys, proc and sys/fs/cgroup under this absolute
+  // directory instead of /; "": /.
+  std::string fabric_root;
+};
+
+// The LiveOptions `flags` say (LiveOptions' defaults where they say nothing: the flags' defaults
+// are the same), or InvalidArgument naming the flag that cannot be used and its value.
+base::Result<LiveOptions> LiveOptionsFromFlags(const LiveFlags& flags);
+
+// slurm-mcp arguments that give its back-end `flags`: each flag that differs from its default,
+// --slurm-conf, --clusters and --log-file first.
+std::vector<std::string> ServeArgs(const LiveFlags& flags);
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_BACKEND_LIVE_FLAGS_H_
