@@ -376,8 +376,11 @@ BusyTrace GenerateBusyTrace(std::uint64_t seed, const TraceOptions& options) {
   AddAccountsAndUsers(rng, t);
 
   t.maintenance_node = "node4";
-  t.maintenance_reason = "maint: " + rng.Pick(kMaintenance) + ", ticket OPS-" +
-                         std::to_string(rng.Between(1000, 9999));
+  // Two draws, in this order, as statements: the operands of one + chain are not sequenced, and
+  // gcc (which recorded the busy bundles) drew the ticket first, clang the reason.
+  const int ticket = rng.Between(1000, 9999);
+  const std::string& why = rng.Pick(kMaintenance);
+  t.maintenance_reason = "maint: " + why + ", ticket OPS-" + std::to_string(ticket);
 
   const int nice_base = 11000 + rng.Between(0, 300);
   const int horizon_min = options.horizon_s / 60 + 10;
