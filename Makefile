@@ -20,7 +20,7 @@ help:
 	@echo "make test-releases  as root: the live tests on each Slurm release built by scripts/build-slurm.sh (make test runs mcp_live on both and live on 25.11)"
 	@echo "make test-sanitize  (run by .ci/run after make test) test-asan, then test-tsan:"
 	@echo "            test-asan: every test again, built by clang-14 with AddressSanitizer + UBSan into $(ASAN_BUILD)"
-	@echo "            test-tsan: the concurrent parts (label concurrent) with ThreadSanitizer into $(TSAN_BUILD)"
+	@echo "            test-tsan: the concurrent parts (label concurrent), built by clang-14 with ThreadSanitizer into $(TSAN_BUILD)"
 	@echo "make sanitize-build  only build them (asan-build, tsan-build)"
 	@echo "make fuzz    build every libFuzzer target with clang-14 into $(ASAN_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
@@ -41,7 +41,10 @@ $(BUILD)/CMakeCache.txt: | deps
 
 configure: $(BUILD)/CMakeCache.txt
 
+# A build configured before the fuzzers moved into $(ASAN_BUILD) names another guard_fuzz: point it here.
 build: deps configure
+	@grep -qx 'SLURM_RCA_FUZZER:FILEPATH=$(CURDIR)/$(ASAN_BUILD)/bin/guard_fuzz' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DSLURM_RCA_FUZZER=$(CURDIR)/$(ASAN_BUILD)/bin/guard_fuzz >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The sanitizer builds are clang's, at -O1 with line tables only (the reports name file and line,
@@ -56,6 +59,9 @@ $(TSAN_BUILD)/CMakeCache.txt: | deps
 
 # The libFuzzer targets of <module>/fuzz/ (target fuzz_targets of the sanitizer build).
 fuzz-build: deps $(ASAN_BUILD)/CMakeCache.txt
+	@grep -qx 'SLURM_RCA_FUZZ:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || { echo "make: $(ASAN_BUILD)" \
+	  "is a sanitizer build from before it held the fuzzers (gcc's): rm -rf $(ASAN_BUILD)" \
+	  "$(TSAN_BUILD) build-fuzz, then make again" >&2; exit 2; }
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzz_targets
 
 # Each target fuzzes for FUZZ_SECONDS from its seeds; its seeds and regression inputs are replayed once.

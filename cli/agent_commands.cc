@@ -402,9 +402,7 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   auto g = graph::LoadGraphFile(Paths().graph);
   // The cluster flags are checked with --replay too, as they always were.
   if (auto mapped = mcp::LiveOptionsFromFlags(o.cluster); !mapped.ok()) {
-    // rca-bench's line for a bad --log-file is older than the shared mapping, which adds the value.
-    const std::string& why = mapped.status().message();
-    return Fail(why.rfind("--log-file", 0) == 0 ? "--log-file takes DAEMON=PATH" : why, kUsage);
+    return Fail(mapped.status().message(), kUsage);
   }
   session::SessionOptions so;
   so.slurm_mcp = slurm_mcp;
