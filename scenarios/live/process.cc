@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -147,7 +148,30 @@ std::optional<char> ProcessState(const ProcessId& id) {
 bool IsAlive(const ProcessId& id) {
   ReapIfChild(id.pid);
   auto state = ProcessState(id);
-  return state.has_value() && *state != 'Z' && *state != 'X';
+  if (!state) return false;
+  if (*state != 'Z' && *state != 'X') return true;
+  // A zombie leader is not yet a dead process: after SIGKILL the leader can finish first while
+  // its other threads still tear down, holding the file table and with it every listening
+  // socket (slurmctld's port accepted a connection then, and squeue failed with "Transport
+  // endpoint is not connected" instead of the refusal). Dead means no thread is left running.
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(id.pid) + "/task", ec)) {
+    pid_t tid = 0;
+    try {
+      tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    } catch (...) {
+      continue;
+    }
+    std::ifstream in("/proc/" + std::to_string(id.pid) + "/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!in || !std::getline(in, line)) continue;
+    size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) continue;
+    char s = line[close + 2];
+    if (s != 'Z' && s != 'X') return true;
+  }
+  return false;
 }
 
 bool SignalProcess(const ProcessId& id, int sig, bool group) {

@@ -38,7 +38,9 @@ std::optional<ProcessId> IdentifyProcess(pid_t pid);
 // another process.
 std::optional<char> ProcessState(const ProcessId& id);
 
-// Alive: exists with the same start time and is not a zombie.
+// Alive: exists with the same start time and some thread of it is not a zombie (a killed
+// process whose leader has exited but whose other threads have not is still alive: it still
+// holds its sockets).
 bool IsAlive(const ProcessId& id);
 
 // Starts argv[0] (an absolute path) detached: its own session, stdin /dev/null, stdout and

@@ -3,6 +3,14 @@
 #include "scenarios/live/process.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 namespace slurm_rca::live {
 namespace {
@@ -25,6 +33,37 @@ TEST(RunTool, AToolThatSleepsSpendsAlmostNoCpu) {
   EXPECT_TRUE(r.ok()) << r.Summary();
   EXPECT_GE(r.seconds, 0.29);
   EXPECT_LT(r.cpu_seconds, 0.1);
+}
+
+void* SleepForever(void*) {
+  for (;;) ::pause();
+  return nullptr;
+}
+
+// What a SIGKILLed slurmctld looks like for a moment: its leader thread has exited (a zombie)
+// while another thread still runs and holds its sockets. That process is alive; it is dead once
+// no thread is left.
+TEST(IsAlive, AZombieLeaderWithARunningThreadIsStillAlive) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    pthread_t t;
+    if (pthread_create(&t, nullptr, SleepForever, nullptr) != 0) ::_exit(2);
+    ::syscall(SYS_exit, 0);  // the leader thread alone
+  }
+  auto id = IdentifyProcess(pid);
+  ASSERT_TRUE(id);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ProcessState(*id).value_or('?') != 'Z' && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(ProcessState(*id).value_or('?'), 'Z') << "the leader thread did not exit";
+  EXPECT_TRUE(IsAlive(*id)) << "a thread of it still runs";
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_FALSE(IsAlive(*id));
 }
 
 }  // namespace
