@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "mcp/backend/replay_backend.h"
+#include "mcp/topics/overview.h"
 #include "mcp/topics/topics.h"
 
 namespace slurm_rca::scenarios {
@@ -86,6 +88,48 @@ SignalResult SignalHolds(mcp::Backend& backend, const Signal& signal) {
   }
   return {false, what + ", nothing matches /" + signal.match + "/"};
 }
+
+namespace {
+
+// The bare reads the overview makes (the topics' default argv) and, at the backend's current
+// evidence, whether each of a hop's signals on them shows in the overview's own answer.
+std::set<std::vector<std::string>> ShownByOverview(mcp::Backend& backend, const Hop& hop,
+                                                   const std::string& slurm_version) {
+  std::vector<mcp::Evidence> reads;
+  for (const mcp::OverviewRead& r : mcp::OverviewReads()) {
+    mcp::Evidence e = backend.Read(r.argv);
+    if (e.outcome == mcp::Evidence::Outcome::kUnavailable && !r.fallback.empty()) {
+      e = backend.Read(r.fallback);
+    }
+    reads.push_back(std::move(e));
+  }
+  const mcp::OverviewSummary overview = mcp::SummarizeOverview(reads, backend.Label());
+  std::map<std::vector<std::string>, bool> shown;
+  for (const Signal& signal : hop.signals) {
+    if (!signal.AppliesTo(slurm_version)) continue;
+    const std::vector<std::string> argv = SignalArgv(signal);
+    std::size_t section = mcp::OverviewReads().size();
+    for (std::size_t i = 0; i < mcp::OverviewReads().size(); ++i) {
+      const mcp::Topic* topic = mcp::FindTopic(mcp::OverviewReads()[i].topic);
+      if (topic && argv == mcp::DefaultArgv(*topic)) section = i;
+    }
+    if (section == mcp::OverviewReads().size()) continue;  // not a read the overview makes
+    bool holds = mcp::OutcomeName(reads[section].outcome) == signal.outcome;
+    if (holds && !signal.match.empty()) {
+      RE2 re(signal.match, RE2::Quiet);
+      holds = re.ok() && !MatchingLine(overview.text, re).empty();
+    }
+    auto [it, added] = shown.emplace(argv, holds);
+    if (!added) it->second = it->second && holds;
+  }
+  std::set<std::vector<std::string>> out;
+  for (const auto& [argv, holds] : shown) {
+    if (holds) out.insert(argv);
+  }
+  return out;
+}
+
+}  // namespace
 
 bool HopHolds(mcp::Backend& backend, const Hop& hop, std::string* detail,
               const std::string& slurm_version) {
@@ -239,6 +283,7 @@ Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_
     replay->SetOffset(at);
     std::string after, before;
     bool holds = HopHolds(*replay, hop, &after, replay->slurm_version());
+    if (holds) r.shown_by_overview = ShownByOverview(*replay, hop, replay->slurm_version());
     replay->SetOffset(baseline);
     bool held_before = HopHolds(*replay, hop, &before, replay->slurm_version());
     if (!holds) {
@@ -271,11 +316,18 @@ std::optional<int> MinimumCalls(const Scenario& scenario, const Measurement& m) 
   for (const Hop& hop : scenario.causal_chain) {
     for (const Signal& g : hop.signals) reads.insert(SignalArgv(g));
   }
-  static const std::vector<const char*> overview = {"nodes", "queue", "diagnostics"};
+  // A read joins the overview call when the overview shows it for every hop that makes it.
   int in_overview = 0;
-  for (const char* name : overview) {
-    const mcp::Topic* topic = mcp::FindTopic(name);
-    if (topic && reads.count(mcp::DefaultArgv(*topic))) ++in_overview;
+  for (const mcp::OverviewRead& o : mcp::OverviewReads()) {
+    const std::vector<std::string> argv = mcp::DefaultArgv(*mcp::FindTopic(o.topic));
+    if (!reads.count(argv)) continue;
+    bool shown = true;
+    for (size_t i = 0; i < scenario.causal_chain.size() && i < m.hops.size(); ++i) {
+      bool makes = false;
+      for (const Signal& g : scenario.causal_chain[i].signals) makes = makes || SignalArgv(g) == argv;
+      if (makes && !m.hops[i].shown_by_overview.count(argv)) shown = false;
+    }
+    if (shown) ++in_overview;
   }
   int calls = static_cast<int>(reads.size()) - in_overview + (in_overview > 0 ? 1 : 0);
   return calls;

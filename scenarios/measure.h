@@ -17,6 +17,7 @@
 #define SLURM_RCA_SCENARIOS_MEASURE_H_
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct HopResult {
   std::string node;
   bool measured = false;
   std::string detail;
+  // The hop's bare nodes, queue and diagnostics reads whose every signal slurm_overview's own
+  // answer shows at the hop's time (its outcome, and the match in its text): the overview is a
+  // summary (mcp/topics/overview.h), so a row-level signal may show only through slurm_query.
+  std::set<std::vector<std::string>> shown_by_overview;
 };
 
 struct Measurement {
@@ -96,7 +101,8 @@ bool RecordedIn(const Scenario& scenario, const std::string& set = "");
 // Difficulty made visible: the fewest slurm-mcp tool calls whose answers show every hop, when
 // the bundle measures every hop (nullopt otherwise). Each distinct read the hops' signals make
 // is one slurm_query call (a topic with its filters, or a daemon's log), except that the bare
-// nodes, queue and diagnostics reads come together in one slurm_overview call.
+// nodes, queue and diagnostics reads the overview's summary shows for every hop that makes them
+// (HopResult::shown_by_overview) come together in one slurm_overview call.
 std::optional<int> MinimumCalls(const Scenario& scenario, const Measurement& m);
 
 // The measurement as problems (bundle-missing, hop-unmeasured, blocked-measured).

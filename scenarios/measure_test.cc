@@ -217,8 +217,16 @@ TEST_F(MeasureTest, FewestCallsCountDistinctReadsWithTheOverviewAsOne) {
   h.signals.push_back(Signal{.topic = "queue"});
   s.causal_chain.push_back(h);
   std::vector<HopResult> hops = {{1, "storage.state_save", true, ""}, {2, "slurm.slurmctld", true, ""}};
+  const auto queue = mcp::DefaultArgv(*mcp::FindTopic("queue"));
+  const auto nodes = mcp::DefaultArgv(*mcp::FindTopic("nodes"));
+  hops[0].shown_by_overview = {queue, nodes};
+  hops[1].shown_by_overview = {queue};
   m.hops = hops;
   EXPECT_EQ(MinimumCalls(s, m), 3);
+  // A signal the overview's summary does not show (a row-level match) needs its slurm_query.
+  m.hops[1].shown_by_overview.clear();
+  EXPECT_EQ(MinimumCalls(s, m), 4);  // log, accounting, overview (nodes), queue
+  m.hops[1].shown_by_overview = {queue};
   // A hop the bundle does not measure: no figure.
   m.hops[1].measured = false;
   EXPECT_EQ(MinimumCalls(s, m), std::nullopt);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "mcp/backend/live_backend.h"
+#include "mcp/topics/overview.h"
 #include "mcp/topics/tools.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/lab.h"
@@ -97,6 +98,31 @@ TEST(McpLive, EveryTopicAnswersAndAFrozenDatabaseIsALabelledTimeout) {
       EXPECT_FALSE(s.contains("parse_error")) << s.dump();
     }
   }
+
+  // The overview's own sinfo read (%a the partition's state, %H the reason's time) on real
+  // Slurm: a drained node is listed with its reason and since-when; no partition is down.
+  auto drained = live::InjectFault(lab, "drain", live::FaultTarget{.node = "node3"});
+  ASSERT_TRUE(drained.status.ok()) << drained.status.message();
+  mcp::ToolResult overview = tools[0].run(Json::object(), context);
+  ASSERT_FALSE(overview.Fields().is_error) << mcp::ResultText(overview);
+  {
+    const Json& nodes = (*overview.Fields().structured)["sections"][0];
+    EXPECT_EQ(nodes["argv"], mcp::OverviewReads()[0].argv);
+    EXPECT_EQ(nodes["outcome"], "ok") << nodes.dump();
+    EXPECT_EQ(nodes["summary"]["nodes"], 4) << nodes.dump();
+    bool listed = false;
+    for (const Json& u : nodes["summary"]["unavailable"]) {
+      if (u["hostlist"] != "node3") continue;
+      listed = true;
+      EXPECT_EQ(u["state"].get<std::string>().rfind("drain", 0), 0u) << u.dump();
+      EXPECT_TRUE(u.contains("since")) << u.dump();
+    }
+    EXPECT_TRUE(listed) << mcp::ResultText(overview);
+    EXPECT_EQ(nodes["summary"]["partitions_not_up"], Json::array()) << nodes.dump();
+    EXPECT_LE(mcp::ResultText(overview).size(), mcp::kOverviewMaxBytes);
+    std::cout << mcp::ResultText(overview);
+  }
+  EXPECT_TRUE(live::HealFault(lab, "drain", live::FaultTarget{.node = "node3"}).status.ok());
 
   auto frozen = live::InjectFault(lab, "db-freeze", {});
   ASSERT_TRUE(frozen.status.ok());

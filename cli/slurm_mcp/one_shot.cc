@@ -81,11 +81,8 @@ std::string Human(const ToolResult& result) {
     if (e.value("truncated", false)) out += "[truncated: " + e.value("hint", "") + "]\n";
     return out;
   };
-  if (s.contains("sections")) {
-    std::string out;
-    for (const Json& e : s["sections"]) out += section(e) + "\n";
-    return out;
-  }
+  // The overview's text is its summary, anomalies first (mcp/topics/overview.h).
+  if (s.contains("anomalies")) return ResultText(r);
   if (s.contains("outcome")) return section(s);
   return ResultText(r);
 }

@@ -89,6 +89,7 @@ Evidence FromRun(const guard::Approved& approved, const guard::RunResult& r,
   e.out = r.stdout_data;
   e.err = r.stderr_data;
   e.out_truncated = r.stdout_truncated;
+  e.out_bytes = r.stdout_bytes;
   e.seconds = std::chrono::duration<double>(r.duration).count();
   switch (r.outcome) {
     case guard::Outcome::kExited:
@@ -296,9 +297,10 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
     LiveBackend* self;
     ~SlotHolder() { self->ReleaseSlot(); }
   } holder{this};
+  std::uint64_t read_id = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++started_;
+    read_id = ++started_;
   }
   const WallClock::time_point started = WallClock::now();
   const guard::Executor& executor = program == "nvidia-smi" ? nvidia_smi_executor_ : executor_;
@@ -318,6 +320,7 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
     result = executor.Run(approved);
   }
   Evidence e = FromRun(approved, result, started);
+  e.read_id = read_id;
   Remember(program, e);
   return e;
 }

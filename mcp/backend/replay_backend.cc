@@ -395,6 +395,7 @@ base::Status ReadSnapshot(const json& sj, const std::string& where,
     Evidence e;
     st = ReadRecordedRead(reads[ri], rw, snap->taken_at, files, check, &e);
     if (!st.ok()) return st;
+    e.read_id = earlier.size() + 1;  // the snapshot it belongs to: one read per argv in each
     std::vector<std::string> key = e.argv;
     const std::string shown = JoinArgv(key);
     if (!snap->reads.emplace(std::move(key), std::move(e)).second) {

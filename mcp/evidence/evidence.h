@@ -29,7 +29,13 @@ struct Evidence {
   int exit_code = -1;
   std::string out;           // stdout, possibly capped
   std::string err;           // stderr, possibly capped
-  bool out_truncated = false;
+  bool out_truncated = false;  // out holds only the first bytes the read wrote (the cap)
+  std::uint64_t out_bytes = 0; // bytes the read wrote to stdout, kept or not; 0: unknown
+  // Names the read, for paging: the live back-end numbers the processes it starts (a cached copy
+  // or a follower of the read keeps its id), a replay the bundle's snapshot (1 for the first),
+  // which holds one read of each argv. Two answers of one argv and one id read the same output.
+  // 0: not numbered.
+  std::uint64_t read_id = 0;
   double seconds = 0;        // how long the read took
   bool cached = false;       // served from the TTL cache
   double cache_age_seconds = 0;

@@ -8,7 +8,10 @@
 //   - rows or text over the caps, rows that are not objects, total_rows below the rows kept, a
 //     truncation without its note (or a note without truncation);
 //   - rows or text that do not serialise strictly (invalid UTF-8 must have been replaced);
-//   - a gpu_health report without evidence and without a failure, or rows that are not its gpus.
+//   - a gpu_health report without evidence and without a failure, or rows that are not its gpus;
+//   - for topics of rows (Pageable): a cut read that is not a marked lower bound, a page that is
+//     not the rows at its offset, groups whose counts do not add up to the rows or are out of
+//     order.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +57,58 @@ void CheckGpuHealth(const std::string& out, int exit_code) {
   r.report.dump();  // strict: throws (and so crashes the fuzzer) on invalid UTF-8
 }
 
+// The same output read as a cut read, a page and groups (ParseOptions), against the whole read.
+void CheckViews(const Topic& topic, const std::string& out, uint8_t bits) {
+  const Caps unbounded{.max_rows = 1u << 30, .max_bytes = std::size_t{1} << 40};
+  const Parsed whole = Parse(topic, out, unbounded);
+
+  ParseOptions cut;
+  cut.output_cut = true;
+  const Parsed lower = Parse(topic, out, unbounded, {}, cut);
+  if (!lower.truncated || !lower.output_cut) Fail("a cut read not marked", topic.name, out);
+  if (lower.total_rows > whole.total_rows) Fail("a cut read counts more rows", topic.name, out);
+  if (TruncationNote(lower).find("at least") == std::string::npos) {
+    Fail("a cut read's note without 'at least'", topic.name, TruncationNote(lower));
+  }
+
+  ParseOptions page;
+  page.offset = bits & 0x0f;
+  const Parsed paged = Parse(topic, out, Caps{.max_rows = 3}, {}, page);
+  if (paged.total_rows != whole.total_rows) Fail("a page counts other rows", topic.name, out);
+  for (std::size_t i = 0; i < paged.rows.size(); ++i) {
+    if (page.offset + i >= whole.rows.size() || paged.rows[i] != whole.rows[page.offset + i]) {
+      Fail("a page is not the rows at its offset", topic.name, out);
+    }
+  }
+  if (paged.truncated != (page.offset + paged.rows.size() < paged.total_rows)) {
+    Fail("a page's truncation does not follow its rows", topic.name, out);
+  }
+
+  ParseOptions grouped;
+  grouped.group_by = {topic.columns[(bits >> 4) % topic.columns.size()].name};
+  if (bits & 0x40 && topic.columns.size() > 1) {
+    const std::string& second = topic.columns[(bits >> 2) % topic.columns.size()].name;
+    if (second != grouped.group_by[0]) grouped.group_by.push_back(second);
+  }
+  const Parsed groups = Parse(topic, out, unbounded, {}, grouped);
+  if (!groups.groups.is_array()) Fail("group_by without groups", topic.name, out);
+  if (groups.groups.size() != groups.total_groups) Fail("groups left out", topic.name, out);
+  std::size_t counted = 0, previous = SIZE_MAX;
+  for (const Json& g : groups.groups) {
+    const std::size_t n = g["count"].get<std::size_t>();
+    if (n == 0 || n > previous) Fail("groups not ordered by count", topic.name, g.dump());
+    previous = n;
+    counted += n;
+    if (g.contains("node_count") && g["node_count"].get<std::size_t>() > n) {
+      Fail("more nodes than rows in a group", topic.name, g.dump());
+    }
+  }
+  if (counted != groups.total_rows || groups.total_rows != whole.total_rows) {
+    Fail("group counts do not add up to the rows", topic.name, out);
+  }
+  groups.groups.dump();  // strict
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -97,5 +152,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (p.truncated == TruncationNote(p).empty()) Fail("truncation without note", topic.name, out);
 
   if (topic.format == Format::kGpuHealth) CheckGpuHealth(out, exit_code);
+  if (Pageable(topic)) CheckViews(topic, out, data[1]);
   return 0;
 }

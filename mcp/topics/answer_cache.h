@@ -46,6 +46,8 @@ struct AnswerKey {
   std::string topic;
   Filters filters;
   std::size_t max_rows = 0;  // the cap applied, not the argument
+  std::size_t offset = 0;    // the page (a cursor's offset)
+  std::vector<std::string> group_by;
 
   auto operator<=>(const AnswerKey&) const = default;
 };

@@ -1,7 +1,10 @@
 #include "mcp/topics/tools.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <iterator>
@@ -10,11 +13,13 @@
 #include <optional>
 #include <thread>
 
+#include "base/strings.h"
 #include "guard/rule.h"
 #include "mcp/backend/audit_log.h"
 #include "mcp/telemetry/fabric.h"
 #include "mcp/telemetry/gpu_health.h"
 #include "mcp/topics/answer_cache.h"
+#include "mcp/topics/overview.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -78,13 +83,62 @@ struct TopicRead {
 };
 
 TopicRead ReadTopic(Backend& backend, const Topic& topic, const std::vector<std::string>& argv,
-                    const Filters& filters, const Caps& caps) {
+                    const Filters& filters, const Caps& caps, ParseOptions view = {}) {
   TopicRead r;
   r.evidence = topic.source == Source::kDaemonLog   ? backend.ReadLog(argv.at(1), kLogTailLines)
                : topic.source == Source::kNodeFiles ? backend.ReadFabric()
                                                     : backend.Read(argv);
-  if (r.evidence.ok()) r.parsed = Parse(topic, r.evidence.out, caps, filters);
+  // A command's output cut by the executor's cap lost its end; a log is read as its tail by
+  // design (kLogTailLines), which is not a cut total.
+  if (topic.source == Source::kCommand) {
+    view.output_cut = r.evidence.out_truncated;
+    view.output_bytes = r.evidence.out_bytes;
+  }
+  if (r.evidence.ok()) r.parsed = Parse(topic, r.evidence.out, caps, filters, view);
   return r;
+}
+
+// Names the read an answer's rows come from, for paging (Evidence::read_id); "" when the
+// back-end does not number its reads.
+std::string SnapshotOf(const Evidence& e) {
+  return e.read_id ? "r" + std::to_string(e.read_id) : "";
+}
+
+// What a cursor pages: the topic and its filters (FNV-1a, so a cursor names its query).
+std::string QueryHash(const std::string& topic, const Filters& filters) {
+  std::uint32_t h = 2166136261u;
+  auto add = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 16777619u;
+    h = (h ^ 0u) * 16777619u;
+  };
+  add(topic);
+  for (const auto& [k, v] : filters) {
+    add(k);
+    add(v);
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", h);
+  return hex;
+}
+
+// A cursor: "<snapshot>.<offset>.<query hash>", made by an answer with more rows to page.
+struct Cursor {
+  std::string snapshot;
+  std::size_t offset = 0;
+  std::string query;
+};
+
+std::string CursorText(const Cursor& c) {
+  return c.snapshot + "." + std::to_string(c.offset) + "." + c.query;
+}
+
+std::optional<Cursor> ParseCursor(const std::string& text) {
+  static const RE2 kCursor(R"((r[0-9]{1,19})\.([0-9]{1,12})\.([0-9a-f]{8}))");
+  Cursor c;
+  std::string offset;
+  if (!RE2::FullMatch(text, kCursor, &c.snapshot, &offset, &c.query)) return std::nullopt;
+  c.offset = static_cast<std::size_t>(std::stoull(offset));
+  return c;
 }
 
 // Where a topic answer's evidence came from: the fields every structured answer starts with.
@@ -112,6 +166,17 @@ Json EvidenceJson(const Topic& topic, TopicRead& read) {
   j["rows"] = std::move(read.parsed.rows);
   j["total_rows"] = read.parsed.total_rows;
   j["truncated"] = read.parsed.truncated;
+  if (read.parsed.output_cut) {
+    // Never a total: the read went on past what was kept.
+    j["total_is_lower_bound"] = true;
+    j["output_cut_at_bytes"] = read.parsed.output_kept_bytes;
+    if (read.parsed.output_bytes) j["output_bytes"] = read.parsed.output_bytes;
+  }
+  if (read.parsed.groups.is_array()) {
+    j["groups"] = std::move(read.parsed.groups);
+    j["total_groups"] = read.parsed.total_groups;
+  }
+  if (read.parsed.offset) j["offset"] = read.parsed.offset;
   if (!read.parsed.hint.empty()) j["hint"] = read.parsed.hint;
   if (!read.parsed.text.empty()) j["text"] = read.parsed.text;
   if (!read.parsed.parse_error.empty()) j["parse_error"] = read.parsed.parse_error;
@@ -154,6 +219,17 @@ Json QueryOutputSchema() {
             {"rows", {{"type", "array"}, {"items", {{"type", "object"}}}}},
             {"total_rows", {{"type", "integer"}}},
             {"truncated", {{"type", "boolean"}}},
+            {"total_is_lower_bound",
+             {{"type", "boolean"},
+              {"description", "the output was cut by the server's cap: counts are lower bounds"}}},
+            {"output_cut_at_bytes", {{"type", "integer"}}},
+            {"output_bytes", {{"type", "integer"}}},
+            {"group_by", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+            {"groups", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+            {"total_groups", {{"type", "integer"}}},
+            {"offset", {{"type", "integer"}}},
+            {"snapshot", {{"type", "string"}}},
+            {"next_cursor", {{"type", "string"}}},
             {"hint", {{"type", "string"}}},
             {"text", {{"type", "string"}}},
             {"parse_error", {{"type", "string"}}},
@@ -176,23 +252,6 @@ Json QueryOutputSchema() {
   Json else_ok = {{"properties", {{"outcome", {{"const", "ok"}}}}}};
   schema["allOf"] = Json::array({{{"if", if_telemetry}, {"then", then_report}, {"else", else_ok}}});
   return schema;
-}
-
-Json OverviewOutputSchema() {
-  return {{"type", "object"},
-          {"properties",
-           {{"source", {{"type", "string"}}},
-            {"sections",
-             {{"type", "array"},
-              {"items",
-               {{"type", "object"},
-                {"properties",
-                 {{"topic", {{"type", "string"}}},
-                  {"outcome", {{"type", "string"}}},
-                  {"evidence_time", {{"type", "string"}}},
-                  {"rows", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
-                {"required", {"topic", "outcome", "evidence_time"}}}}}}}},
-          {"required", {"source", "sections"}}};
 }
 
 Json DescribeOutputSchema() {
@@ -356,8 +415,8 @@ ToolResult GpuIdleQuery(const SurfaceOptions& o, const Topic& topic, CallRecord&
 // evidence it is built from.
 CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
                          const std::vector<std::string>& argv, const Filters& filters,
-                         const Caps& caps) {
-  TopicRead read = ReadTopic(*o.backend, topic, argv, filters, caps);
+                         const Caps& caps, const ParseOptions& view) {
+  TopicRead read = ReadTopic(*o.backend, topic, argv, filters, caps, view);
   CachedAnswer answer;
   ToolResult& r = answer.result;
   if (!read.evidence.ok()) {
@@ -367,10 +426,25 @@ CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
     return answer;
   }
   const std::string note = TruncationNote(read.parsed);  // before EvidenceJson takes the rows
+  const std::size_t shown = read.parsed.rows.size();
   Json structured = EvidenceJson(topic, read);
+  const std::string snapshot = SnapshotOf(read.evidence);
+  if (!snapshot.empty() && Pageable(topic)) structured["snapshot"] = snapshot;
+  if (!view.group_by.empty()) {
+    structured["group_by"] = view.group_by;
+  } else if (!snapshot.empty() && Pageable(topic) &&
+             view.offset + shown < read.parsed.total_rows) {
+    structured["next_cursor"] =
+        CursorText({snapshot, view.offset + shown, QueryHash(topic.name, filters)});
+  }
   std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
                        (read.evidence.cached ? ", cached" : "") + "] " + topic.name + ": " +
+                       (read.parsed.output_cut ? "at least " : "") +
                        std::to_string(read.parsed.total_rows) + " rows";
+  if (!view.group_by.empty()) {
+    header += " in " + std::to_string(read.parsed.total_groups) + " groups by " +
+              view.group_by.front() + (view.group_by.size() > 1 ? "," + view.group_by[1] : "");
+  }
   r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
                                 structured.dump(-1, ' ', false, Json::error_handler_t::replace)));
   r.structured = std::move(structured);
@@ -407,7 +481,9 @@ ToolResult Shared(const std::shared_ptr<const CachedAnswer>& answer) {
 
 ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args,
                  CallRecord& call) {
-  if (std::string e = CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows"}); !e.empty()) {
+  if (std::string e =
+          CheckKeys(args, kQueryTool, {"topic", "filters", "max_rows", "group_by", "cursor"});
+      !e.empty()) {
     return InputError(e);
   }
   if (!args.contains("topic") || !args["topic"].is_string()) {
@@ -437,53 +513,98 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
   }
   base::Result<std::vector<std::string>> argv = BuildArgv(*topic, filters);
   if (!argv.ok()) return InputError(argv.status().message());
+  ParseOptions view;
+  if (args.contains("group_by")) {
+    const Json& g = args["group_by"];
+    if (g.is_string()) {
+      for (std::string_view part : base::SplitFields(g.get<std::string>(), ',')) {
+        view.group_by.emplace_back(base::Trim(part));
+      }
+    } else if (g.is_array()) {
+      for (const Json& v : g) {
+        if (!v.is_string()) return InputError("group_by must be an array of column names");
+        view.group_by.push_back(v.get<std::string>());
+      }
+    } else {
+      return InputError("group_by must be an array of one or two column names");
+    }
+    if (base::Status st = CheckGroupBy(*topic, view.group_by); !st.ok()) {
+      return InputError(st.message());
+    }
+  }
+  std::optional<Cursor> cursor;
+  if (args.contains("cursor")) {
+    if (!args["cursor"].is_string() || !(cursor = ParseCursor(args["cursor"].get<std::string>()))) {
+      return InputError("cursor must be a next_cursor given by an earlier slurm_query answer");
+    }
+    if (!Pageable(*topic)) return InputError("topic " + topic->name + " is not paged");
+    if (!view.group_by.empty()) {
+      return InputError("a cursor pages rows; a group_by answer is not paged (narrow it with "
+                        "filters)");
+    }
+    if (cursor->query != QueryHash(topic->name, filters)) {
+      return InputError("this cursor pages another query: give the topic and filters of the "
+                        "answer that gave it");
+    }
+    view.offset = cursor->offset;
+  }
   if (topic->format == Format::kGpuHealth) return GpuHealthQuery(o, *topic, *argv, call);
   if (topic->format == Format::kFabric) return FabricQuery(o, *topic, call);
   if (topic->format == Format::kGpuIdle) return GpuIdleQuery(o, *topic, call);
 
   // A replayed answer is built once per snapshot (answer_cache.h); a live one on every call.
-  AnswerKey key{topic->name, std::move(filters), caps.max_rows};
+  AnswerKey key{topic->name, std::move(filters), caps.max_rows, view.offset, view.group_by};
   const std::optional<std::int64_t> version = o.backend->EvidenceVersion();
   std::shared_ptr<const CachedAnswer> answer = answers.Find(version, key);
+  std::optional<CachedAnswer> fresh;
   if (answer == nullptr) {
-    CachedAnswer built_answer = TopicAnswer(o, *topic, *argv, key.filters, caps);
-    if (!version || o.backend->EvidenceVersion() != version) {
-      Account(o, kQueryTool, built_answer.reads.front(), call);
-      return std::move(built_answer.result);
+    CachedAnswer built = TopicAnswer(o, *topic, *argv, key.filters, caps, view);
+    Account(o, kQueryTool, built.reads.front(), call);
+    if (version && o.backend->EvidenceVersion() == version) {
+      answer = Keep(answers, *version, std::move(key), std::move(built));
+    } else {
+      fresh = std::move(built);
     }
-    answer = Keep(answers, *version, std::move(key), std::move(built_answer));
+  } else {
+    Account(o, kQueryTool, answer->reads.front(), call);
   }
-  Account(o, kQueryTool, answer->reads.front(), call);
-  return Shared(answer);
+  const Evidence& now = (answer ? answer->reads : fresh->reads).front().evidence;
+  if (cursor && now.ok() && SnapshotOf(now) != cursor->snapshot) {
+    // Rows of two snapshots are never mixed: the read must be the one the cursor paged.
+    const std::string snapshot = SnapshotOf(now);
+    call.outcome = CallOutcome{"error", "", ""};
+    return InputError("the snapshot this cursor pages (" + cursor->snapshot +
+                      ") is no longer held: the read now is " +
+                      (snapshot.empty() ? std::string("not numbered") : snapshot) + ", taken " +
+                      now.evidence_time +
+                      ". Rows of two snapshots are never mixed: page again from the start (no "
+                      "cursor).");
+  }
+  return answer ? Shared(answer) : std::move(fresh->result);
 }
 
-constexpr const char* kOverviewSections[] = {"nodes", "queue", "diagnostics"};
-
-// slurm_overview's answer: its sections read one after the other, never at once (the overview
-// must not burst the controller); `on_read` runs as each is read. A cancelled call stops
-// reading: its answer then holds fewer reads than there are sections.
+// slurm_overview's answer (overview.h): its reads made one after the other, never at once (the
+// overview must not burst the controller); `on_read` runs as each is read. A cancelled call stops
+// reading: its answer then holds fewer reads than OverviewReads().
 CachedAnswer OverviewAnswer(const SurfaceOptions& o, ToolContext& context,
                             const std::function<void(const AnswerRead&)>& on_read) {
   CachedAnswer answer;
-  Json sections = Json::array();
-  std::string text;
-  for (const char* name : kOverviewSections) {
+  std::vector<Evidence> evidence;
+  for (const OverviewRead& read : OverviewReads()) {
     if (context.Cancelled()) break;
-    const Topic* topic = FindTopic(name);
-    TopicRead read = ReadTopic(*o.backend, *topic, DefaultArgv(*topic), {}, o.caps);
-    sections.push_back(EvidenceJson(*topic, read));
-    text += "### " + std::string(name) + " - " + topic->summary + "\n";
-    text += read.evidence.ok() ? std::to_string(read.parsed.total_rows) + " rows" +
-                                     (read.parsed.truncated ? " (truncated)" : "") + "\n"
-                               : NoEvidence(read.evidence) + "\n";
-    answer.reads.push_back({name, std::move(read.evidence)});
+    Evidence e = o.backend->Read(read.argv);
+    // A bundle recorded before the overview's own read answers the topic's argv instead.
+    if (e.outcome == Evidence::Outcome::kUnavailable && !read.fallback.empty()) {
+      e = o.backend->Read(read.fallback);
+    }
+    evidence.push_back(e);
+    answer.reads.push_back({read.topic, std::move(e)});
     on_read(answer.reads.back());
   }
+  OverviewSummary summary = SummarizeOverview(evidence, o.backend->Label());
   ToolResult& r = answer.result;
-  Json structured = {{"source", o.backend->Label()}, {"sections", std::move(sections)}};
-  r.content.push_back(TextBlock(text + structured.dump(-1, ' ', false,
-                                                       Json::error_handler_t::replace)));
-  r.structured = std::move(structured);
+  r.content.push_back(TextBlock(std::move(summary.text)));
+  r.structured = std::move(summary.structured);
   return answer;
 }
 
@@ -494,7 +615,7 @@ ToolResult Overview(const SurfaceOptions& o, AnswerCache& answers, const Json& a
   int step = 0;
   auto on_read = [&](const AnswerRead& read) {
     Account(o, kOverviewTool, read, call);
-    context.Progress(++step, std::size(kOverviewSections), "read " + read.topic);
+    context.Progress(++step, OverviewReads().size(), "read " + read.topic);
   };
   // A replayed overview is built once per snapshot, as slurm_query's answers are.
   AnswerKey key{kOverviewTool, {}, o.caps.max_rows};
@@ -507,7 +628,7 @@ ToolResult Overview(const SurfaceOptions& o, AnswerCache& answers, const Json& a
     return Shared(answer);
   }
   CachedAnswer built = OverviewAnswer(o, context, on_read);
-  const bool whole = built.reads.size() == std::size(kOverviewSections);
+  const bool whole = built.reads.size() == OverviewReads().size();
   if (!whole || !version || o.backend->EvidenceVersion() != version) {
     return std::move(built.result);
   }
@@ -612,11 +733,12 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
   std::vector<Tool> tools;
   tools.push_back(
       {kOverviewTool, "Cluster overview",
-       "Start here. Reads node states, the job queue and scheduler diagnostics of the Slurm "
-       "cluster in one call (read-only). Each section says whether it is evidence: a failed or "
-       "timed-out read is reported as no evidence, never as an empty table.",
+       "Start here. The Slurm cluster summarised in one call (read-only), as small at 10,000 "
+       "nodes as at 4: anomalies first (unavailable nodes by state and reason, with hostlist and "
+       "since-when), then nodes, jobs and pending reasons by count, and sdiag. A failed read is "
+       "no evidence, never an empty table.",
        {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}},
-       OverviewOutputSchema(), ReadOnlyAnnotations("Cluster overview"),
+       OverviewSchema(), ReadOnlyAnnotations("Cluster overview"),
        [options, answers = std::make_shared<AnswerCache>()](const Json& args,
                                                             ToolContext& context) {
          CallRecord call;
@@ -637,7 +759,15 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
             {"description", "Filter name to value, e.g. {\"user\": \"alice\"}; see slurm_describe."}}},
           {"max_rows",
            {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000},
-            {"description", "Rows to return at most (default 200)."}}}}},
+            {"description", "Rows (or groups) to return at most (default 200)."}}},
+          {"group_by",
+           {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 2},
+            {"description",
+             "One or two of the topic's columns, e.g. [\"state\", \"reason\"]: counts per "
+             "group instead of rows, with node groups as hostlists."}}},
+          {"cursor",
+           {{"type", "string"},
+            {"description", "An answer's next_cursor: the next rows of the same read."}}}}},
         {"required", {"topic"}},
         {"additionalProperties", false}},
        QueryOutputSchema(), ReadOnlyAnnotations("Query one topic"),

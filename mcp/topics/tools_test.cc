@@ -93,7 +93,19 @@ TEST_F(ToolsTest, OverviewReadsNodesQueueAndDiagnosticsInOrder) {
   EXPECT_EQ(s["sections"][0]["topic"], "nodes");
   EXPECT_EQ(s["sections"][1]["topic"], "queue");
   EXPECT_EQ(s["sections"][2]["topic"], "diagnostics");
-  EXPECT_EQ(s["sections"][0]["rows"].size(), 6u);
+  // A summary, not rows: the demo bundle's 4 nodes in 6 rows (cpu and gpu partitions), all
+  // serving; its queue of one running job.
+  EXPECT_FALSE(s["sections"][0].contains("rows"));
+  const Json& nodes = s["sections"][0]["summary"];
+  EXPECT_EQ(nodes["nodes"], 4);
+  EXPECT_EQ(nodes["rows"], 6);
+  EXPECT_EQ(nodes["unavailable_groups"], 0);
+  // The bundle predates the overview's own sinfo read: the nodes topic's argv answered instead.
+  EXPECT_EQ(s["sections"][0]["argv"], DefaultArgv(*FindTopic("nodes")));
+  EXPECT_EQ(s["sections"][1]["summary"]["jobs"], 1);
+  EXPECT_TRUE(s["sections"][2]["summary"].contains("server_thread_count"));
+  EXPECT_EQ(s["anomalies"], Json::array());
+  EXPECT_NE(Text(r).find("ANOMALIES: none seen"), std::string::npos) << Text(r);
   EXPECT_EQ(context_.progress, (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(audit_.size(), 3u);
 }
@@ -323,7 +335,9 @@ TEST_F(ToolsTest, AReplayedOverviewIsBuiltOncePerVersionAndEveryCallAuditsEachSe
   EXPECT_EQ(second.shared, first.shared) << "one answer, shared by both calls";
   ASSERT_NE(second.Fields().serialized, nullptr);
   EXPECT_EQ(*second.Fields().serialized, SerializeToolResult(second));
-  EXPECT_EQ(replayed.reads, 3) << "three sections, read once";
+  // Four reads: the bundle predates the overview's own sinfo read (unavailable), so the nodes
+  // topic's is read instead.
+  EXPECT_EQ(replayed.reads, 4) << "three sections, read once";
   EXPECT_EQ(context_.progress, (std::vector<double>{1, 2, 3, 1, 2, 3}))
       << "a reused overview still reports each section";
   ASSERT_EQ(audit_.size(), 6u) << "and audits each section on every call";
@@ -335,14 +349,14 @@ TEST_F(ToolsTest, AReplayedOverviewIsBuiltOncePerVersionAndEveryCallAuditsEachSe
 
   replayed.version = 4;  // another snapshot: read again, another answer
   const ToolResult third = Run("slurm_overview", Json::object());
-  EXPECT_EQ(replayed.reads, 6);
+  EXPECT_EQ(replayed.reads, 8);
   ASSERT_NE(third.shared, nullptr);
   EXPECT_NE(third.shared, first.shared);
   EXPECT_EQ(Answer(third), Answer(first));
 
   replayed.version = std::nullopt;  // live: read on every call, never kept
   EXPECT_EQ(Run("slurm_overview", Json::object()).shared, nullptr);
-  EXPECT_EQ(replayed.reads, 9);
+  EXPECT_EQ(replayed.reads, 12);
 }
 
 TEST_F(ToolsTest, ACancelledOverviewIsNotKept) {
@@ -353,13 +367,146 @@ TEST_F(ToolsTest, ACancelledOverviewIsNotKept) {
   tools_ = BuildTools(o);
   CancellingContext cancelled_after_one(1);
   const ToolResult cut = tools_[0].run(Json::object(), cancelled_after_one);
-  EXPECT_EQ(replayed.reads, 1);
+  EXPECT_EQ(replayed.reads, 2);  // the overview's sinfo (not recorded), then the topic's
   EXPECT_EQ(cut.shared, nullptr) << "an overview cut short is not the overview";
   EXPECT_EQ((*cut.Fields().structured)["sections"].size(), 1u);
   const ToolResult whole = Run("slurm_overview", Json::object());
-  EXPECT_EQ(replayed.reads, 4);
+  EXPECT_EQ(replayed.reads, 6);
   ASSERT_NE(whole.shared, nullptr);
   EXPECT_EQ((*whole.Fields().structured)["sections"].size(), 3u);
+}
+
+// A live-like back-end with a large queue: each read is numbered as the live back-end numbers the
+// processes it starts (Evidence::read_id); `cut_at` > 0 cuts the output as the executor's cap
+// does.
+class QueueBackend : public Backend {
+ public:
+  std::string Label() const override { return "live"; }
+  Evidence Read(const std::vector<std::string>& argv) override {
+    Evidence e;
+    e.outcome = Evidence::Outcome::kOk;
+    e.source = "live";
+    e.evidence_time = "2026-12-05T05:00:0" + std::to_string(read_id % 10) + "Z";
+    e.argv = argv;
+    e.exit_code = 0;
+    e.read_id = read_id;
+    for (int i = 0; i < jobs; ++i) {
+      e.out += std::to_string(1000 + i) + "|" + (i % 2 ? "cpu" : "gpu") + "|user" +
+               std::to_string(i % 3) + "|PENDING|0:00|1|" + (i % 5 ? "(Priority)" : "(Resources)") +
+               "\n";
+    }
+    e.out_bytes = e.out.size();
+    if (cut_at > 0 && e.out.size() > cut_at) {
+      e.out.resize(cut_at);
+      e.out_truncated = true;
+    }
+    return e;
+  }
+  Evidence ReadLog(const std::string&, int) override { return {}; }
+
+  std::uint64_t read_id = 1;
+  int jobs = 450;
+  std::size_t cut_at = 0;
+};
+
+class ScaleToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SurfaceOptions o;
+    o.backend = &backend_;
+    tools_ = BuildTools(o);
+  }
+  ToolResult Query(const Json& args) {
+    NullContext context;
+    return tools_[1].run(args, context).Fields();
+  }
+  QueueBackend backend_;
+  std::vector<Tool> tools_;
+};
+
+TEST_F(ScaleToolsTest, ACursorPagesOneReadAndAnExpiredOneIsAnError) {
+  ToolResult first = Query({{"topic", "queue"}});
+  ASSERT_FALSE(first.is_error) << ResultText(first);
+  const Json& s = *first.structured;
+  EXPECT_EQ(s["rows"].size(), 200u);
+  EXPECT_EQ(s["snapshot"], "r1");
+  ASSERT_TRUE(s.contains("next_cursor")) << s.dump().substr(0, 300);
+  ToolResult second = Query({{"topic", "queue"}, {"cursor", s["next_cursor"]}});
+  ASSERT_FALSE(second.is_error) << ResultText(second);
+  EXPECT_EQ((*second.structured)["offset"], 200);
+  EXPECT_EQ((*second.structured)["rows"][0]["jobid"], "1200");
+  ToolResult third = Query({{"topic", "queue"}, {"cursor", (*second.structured)["next_cursor"]}});
+  EXPECT_EQ((*third.structured)["rows"].size(), 50u);
+  EXPECT_EQ((*third.structured)["rows"][49]["jobid"], "1449");
+  EXPECT_FALSE(third.structured->contains("next_cursor")) << "the last page";
+
+  // The read is gone (a new one, r2): the cursor is refused, never answered with r2's rows.
+  backend_.read_id = 2;
+  ToolResult expired = Query({{"topic", "queue"}, {"cursor", s["next_cursor"]}});
+  ASSERT_TRUE(expired.is_error);
+  EXPECT_NE(ResultText(expired).find("the snapshot this cursor pages (r1) is no longer held: the "
+                                     "read now is r2"),
+            std::string::npos)
+      << ResultText(expired);
+  EXPECT_NE(ResultText(expired).find("page again from the start"), std::string::npos);
+
+  // A cursor names its query: other filters, group_by or a made-up cursor are refused.
+  ToolResult other = Query({{"topic", "queue"}, {"filters", {{"user", "user1"}}},
+                            {"cursor", s["next_cursor"]}});
+  EXPECT_TRUE(other.is_error);
+  EXPECT_NE(ResultText(other).find("pages another query"), std::string::npos);
+  EXPECT_TRUE(Query({{"topic", "queue"}, {"cursor", "r1.5"}}).is_error);
+  EXPECT_TRUE(Query({{"topic", "queue"}, {"group_by", {"state"}}, {"cursor", s["next_cursor"]}}).is_error);
+  EXPECT_TRUE(Query({{"topic", "config"}, {"cursor", s["next_cursor"]}}).is_error);
+}
+
+TEST_F(ScaleToolsTest, GroupByAnswersCountsPerGroup) {
+  ToolResult r = Query({{"topic", "queue"}, {"group_by", {"state", "reason"}}});
+  ASSERT_FALSE(r.is_error) << ResultText(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["group_by"], Json::array({"state", "reason"}));
+  ASSERT_EQ(s["groups"].size(), 2u);
+  EXPECT_EQ(s["groups"][0], (Json{{"state", "PENDING"}, {"reason", "Priority"}, {"count", 360}, {"jobs", 360}, {"nodes", 360}}));
+  EXPECT_EQ(s["groups"][1]["count"], 90);
+  EXPECT_EQ(s["total_groups"], 2);
+  EXPECT_EQ(s["total_rows"], 450);
+  EXPECT_TRUE(s["rows"].empty());
+  EXPECT_NE(ResultText(r).find("queue: 450 rows in 2 groups by state,reason"), std::string::npos)
+      << ResultText(r);
+  // A comma-separated string is read as the list; bad columns name the topic's columns.
+  EXPECT_EQ((*Query({{"topic", "queue"}, {"group_by", "user, partition"}}).structured)["total_groups"], 6);
+  ToolResult bad = Query({{"topic", "queue"}, {"group_by", {"nosuch"}}});
+  EXPECT_TRUE(bad.is_error);
+  EXPECT_NE(ResultText(bad).find("its columns: jobid, partition"), std::string::npos) << ResultText(bad);
+  EXPECT_TRUE(Query({{"topic", "queue"}, {"group_by", 3}}).is_error);
+}
+
+TEST_F(ScaleToolsTest, ACutReadIsAnsweredAsALowerBoundNeverATotal) {
+  backend_.jobs = 4000;
+  backend_.cut_at = 50000;  // the executor's cap, smaller here
+  ToolResult r = Query({{"topic", "queue"}});
+  ASSERT_FALSE(r.is_error) << ResultText(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["total_is_lower_bound"], true);
+  EXPECT_EQ(s["output_cut_at_bytes"], 50000);
+  EXPECT_GT(s["output_bytes"].get<std::size_t>(), 50000u);
+  EXPECT_LT(s["total_rows"].get<std::size_t>(), 4000u);
+  EXPECT_EQ(s["truncated"], true);
+  const std::string text = ResultText(r);
+  EXPECT_NE(text.find("queue: at least " + s["total_rows"].dump() + " rows"), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find("output cut at 50000 of " + s["output_bytes"].dump() + " bytes"),
+            std::string::npos);
+  // Grouped, the same: every count is a lower bound, and the answer says so.
+  ToolResult g = Query({{"topic", "queue"}, {"group_by", {"reason"}}});
+  EXPECT_EQ((*g.structured)["total_is_lower_bound"], true);
+  EXPECT_NE(ResultText(g).find("at least"), std::string::npos);
+  // Every key of the answer is one the output schema allows.
+  const Json& schema = tools_[1].output_schema;
+  for (const Json* answer : std::vector<const Json*>{&s, &*g.structured}) {
+    for (const auto& item : answer->items()) {
+      EXPECT_TRUE(schema["properties"].contains(item.key())) << item.key();
+    }
+  }
 }
 
 TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {

@@ -8,6 +8,7 @@
 #include "mcp/telemetry/gpu_health.h"
 #include "mcp/telemetry/gpu_idle.h"
 #include "mcp/telemetry/text.h"
+#include "mcp/topics/hostlist.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -757,33 +759,44 @@ struct RowsResult {
   std::string error;
 };
 
-RowsResult ParseDelimited(const Topic& topic, std::string_view text, char sep) {
-  RowsResult r;
+// One record's fields by column index; nullopt where scontrol omitted the key.
+using Fields = std::vector<std::optional<std::string_view>>;
+
+// Calls fn(fields) for each line of '|' (or ',') separated fields; returns the parse error of the
+// lines that did not parse.
+template <typename Fn>
+std::string ForEachDelimited(const Topic& topic, std::string_view text, char sep, Fn&& fn) {
   BadLines bad;
   const size_t n = topic.columns.size();
-  std::vector<std::string_view> lines = Lines(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (Blank(lines[i])) continue;
-    std::vector<std::string_view> fields = SplitFields(lines[i], sep);
+  Fields row(n);
+  size_t line_number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Blank(line)) continue;
+    std::vector<std::string_view> fields = SplitFields(line, sep);
     if (fields.size() < n || (sep == ',' && fields.size() != n)) {
-      bad.Add(i + 1, lines[i],
+      bad.Add(line_number, line,
               "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(n));
       continue;
     }
-    Json row = Json::object();
     for (size_t c = 0; c < n; ++c) {
       std::string_view value = fields[c];
       if (c == n - 1 && fields.size() > n) {
         // The last column is free text (a reason, a TRES list) that may itself hold the
         // separator: it takes the rest of the line.
-        value = lines[i].substr(fields[c].data() - lines[i].data());
+        value = line.substr(fields[c].data() - line.data());
       }
-      row[topic.columns[c].name] = std::string(Trim(value));
+      row[c] = Trim(value);
     }
-    r.rows.push_back(std::move(row));
+    fn(row);
   }
-  r.error = bad.Message();
-  return r;
+  return bad.Message();
 }
 
 // True when `token` starts a new Key=Value pair: a key is a capitalised word that may hold
@@ -821,47 +834,275 @@ std::vector<std::pair<std::string, std::string>> KeyValues(std::string_view reco
   return pairs;
 }
 
-RowsResult ParseKeyValue(const Topic& topic, std::string_view text) {
-  RowsResult r;
+template <typename Fn>
+std::string ForEachKeyValue(const Topic& topic, std::string_view text, Fn&& fn) {
   BadLines bad;
+  static const RE2 kNoneInSystem(R"(No \w+ in the system)");
+  const size_t n = topic.columns.size();
+  Fields row(n);
   // A record starts on a line without leading blanks; indented lines continue it, so the
   // multi-line form of `scontrol show` parses the same as -o.
-  struct Record {
-    size_t line_number;
-    std::string text;
-  };
-  std::vector<Record> records;
-  std::vector<std::string_view> lines = Lines(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (Blank(lines[i])) continue;
-    if ((lines[i][0] == ' ' || lines[i][0] == '\t') && !records.empty()) {
-      records.back().text += ' ';
-      records.back().text += Trim(lines[i]);
-    } else {
-      records.push_back({i + 1, std::string(Trim(lines[i]))});
-    }
-  }
-  static const RE2 kNoneInSystem(R"(No \w+ in the system)");
-  for (const Record& rec : records) {
-    if (RE2::FullMatch(rec.text, kNoneInSystem)) continue;
-    std::string_view first = SplitFields(rec.text, ' ').front();
+  auto emit = [&](size_t line_number, const std::string& record) {
+    if (record.empty() || RE2::FullMatch(record, kNoneInSystem)) return;
+    std::string_view first = SplitFields(record, ' ').front();
     std::string_view key, value;
     if (!StartsPair(first, &key, &value)) {
-      bad.Add(rec.line_number, rec.text, "is not Key=Value pairs");
-      continue;
+      bad.Add(line_number, record, "is not Key=Value pairs");
+      return;
     }
     std::map<std::string, std::string> found;
-    for (auto& [k, v] : KeyValues(rec.text)) found.emplace(k, v);  // the first of a repeated key
-    Json row = Json::object();
-    for (const Column& c : topic.columns) {
-      auto it = found.find(c.name);
-      if (it != found.end()) row[c.name] = it->second;
+    for (auto& [k, v] : KeyValues(record)) found.emplace(k, v);  // the first of a repeated key
+    for (size_t c = 0; c < n; ++c) {
+      auto it = found.find(topic.columns[c].name);
+      row[c] = it == found.end() ? std::nullopt : std::optional<std::string_view>(it->second);
     }
-    r.rows.push_back(std::move(row));
+    fn(row);
+  };
+  std::string record;
+  size_t record_line = 0, line_number = 0, start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Blank(line)) continue;
+    if ((line[0] == ' ' || line[0] == '\t') && !record.empty()) {
+      record += ' ';
+      record += Trim(line);
+    } else {
+      emit(record_line, record);
+      record = std::string(Trim(line));
+      record_line = line_number;
+    }
   }
-  r.error = bad.Message();
-  return r;
+  emit(record_line, record);
+  return bad.Message();
 }
+
+// The number a field starts with ("4", "1-1" -> 1); 0 when none.
+std::uint64_t LeadingNumber(std::string_view s) {
+  std::uint64_t n = 0;
+  for (size_t i = 0; i < s.size() && i < 18 && s[i] >= '0' && s[i] <= '9'; ++i) {
+    n = n * 10 + static_cast<std::uint64_t>(s[i] - '0');
+  }
+  return n;
+}
+
+// Array tasks a squeue job id stands for: 1 for a job or one task (1008, 1008_3), the size of
+// the index set of a pending array's record (1008_[5-1000%10] -> 996).
+std::uint64_t ArrayTasks(std::string_view jobid) {
+  size_t open = jobid.find("_[");
+  if (open == std::string_view::npos) return 1;
+  std::string_view set = jobid.substr(open + 2);
+  set = set.substr(0, set.find_first_of("%]"));
+  std::uint64_t tasks = 0;
+  for (std::string_view part : SplitFields(set, ',')) {
+    size_t dash = part.find('-');
+    std::uint64_t lo = LeadingNumber(part);
+    std::uint64_t hi = dash == std::string_view::npos ? lo : LeadingNumber(part.substr(dash + 1));
+    std::string_view step = part.substr(std::min(part.size(), part.find(':') + 1));
+    std::uint64_t by = part.find(':') == std::string_view::npos ? 1 : std::max<std::uint64_t>(1, LeadingNumber(step));
+    if (hi >= lo) tasks += (hi - lo) / by + 1;
+  }
+  return std::max<std::uint64_t>(tasks, 1);
+}
+
+// GPUs in a gres string: "gpu:2", "gpu:a100:4(S:0-1)", "gpu:2,shard:8" -> the gpu counts summed.
+std::uint64_t GresGpus(std::string_view gres) {
+  std::uint64_t gpus = 0;
+  size_t depth = 0, start = 0;
+  for (size_t i = 0; i <= gres.size(); ++i) {
+    char c = i < gres.size() ? gres[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')' && depth > 0) --depth;
+    if (c != ',' || depth > 0) continue;
+    std::string_view item = gres.substr(start, i - start);
+    start = i + 1;
+    if (item.substr(0, 4) != "gpu:" && item != "gpu") continue;
+    item = item.substr(0, item.find('('));
+    size_t colon = item.rfind(':');
+    std::string_view count = colon == std::string_view::npos ? "" : item.substr(colon + 1);
+    gpus += count.empty() || count[0] < '0' || count[0] > '9' ? 1 : LeadingNumber(count);
+  }
+  return gpus;
+}
+
+// How a Pageable topic's groups are summed: integer columns added up, and for the nodes topic
+// the distinct nodes (a node appears once per partition) with their CPUs and GPUs.
+struct GroupMeasures {
+  std::vector<std::pair<std::string, std::string>> integer_sums;  // (sum name, column)
+  std::string array_tasks_column;  // squeue's jobid: "jobs" counts array tasks
+  std::string node_column;         // nodes: distinct nodes, their hostlist, CPUs and GPUs
+  std::string cpus_column;         // "allocated/idle/other/total": the total
+  std::string gres_column;
+};
+
+GroupMeasures MeasuresOf(const Topic& topic) {
+  if (topic.name == "queue") return {{{"nodes", "nodes"}}, "jobid", "", "", ""};
+  if (topic.name == "accounting") return {{{"nnodes", "nnodes"}}, "", "", "", ""};
+  if (topic.name == "jobs") return {{{"nodes", "NumNodes"}, {"cpus", "NumCPUs"}}, "", "", "", ""};
+  if (topic.name == "partitions") {
+    return {{{"nodes", "TotalNodes"}, {"cpus", "TotalCPUs"}}, "", "", "", ""};
+  }
+  if (topic.name == "reservations") return {{{"nodes", "NodeCnt"}, {"cores", "CoreCnt"}}, "", "", "", ""};
+  if (topic.name == "nodes") return {{}, "", "node", "cpus", "gres"};
+  return {};
+}
+
+size_t ColumnIndex(const Topic& topic, const std::string& name) {
+  for (size_t i = 0; i < topic.columns.size(); ++i) {
+    if (topic.columns[i].name == name) return i;
+  }
+  return topic.columns.size();
+}
+
+// A value as it is grouped: a queue row's reason is its code without parentheses, and a running
+// job's node list groups as None (what squeue's %r prints for it); absent keys as "".
+std::string GroupValue(const Topic& topic, const std::string& column,
+                       const std::optional<std::string_view>& value) {
+  if (!value) return "";
+  std::string_view v = *value;
+  if (topic.name == "queue" && column == "reason") {
+    if (v.size() >= 2 && v.front() == '(' && v.back() == ')') return std::string(v.substr(1, v.size() - 2));
+    return "None";
+  }
+  return std::string(v);
+}
+
+// Takes the rows of a Pageable topic one at a time: counts them, keeps the page asked for (from
+// offset, within max_rows and max_bytes), and with group_by adds each into its group. Holds the
+// rows kept and the groups, never the others.
+class RowSink {
+ public:
+  RowSink(const Topic& topic, const Caps& caps, const ParseOptions& options)
+      : topic_(topic), caps_(caps), options_(options), measures_(MeasuresOf(topic)) {
+    for (const std::string& g : options.group_by) group_columns_.push_back(ColumnIndex(topic, g));
+    for (const auto& [name, column] : measures_.integer_sums) {
+      sum_columns_.push_back(ColumnIndex(topic, column));
+    }
+    tasks_column_ = ColumnIndex(topic, measures_.array_tasks_column);
+    node_column_ = ColumnIndex(topic, measures_.node_column);
+    cpus_column_ = ColumnIndex(topic, measures_.cpus_column);
+    gres_column_ = ColumnIndex(topic, measures_.gres_column);
+  }
+
+  void Add(const Fields& row) {
+    ++total_;
+    if (!group_columns_.empty()) {
+      Group(row);
+      return;
+    }
+    if (total_ <= options_.offset || full_) return;
+    Json object = Json::object();
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (row[c]) object[topic_.columns[c].name] = std::string(*row[c]);
+    }
+    size_t size = object.dump().size() + (kept_.empty() ? 0 : 1);
+    if (kept_.size() >= caps_.max_rows || bytes_ + size > caps_.max_bytes) {
+      full_ = true;
+      return;
+    }
+    bytes_ += size;
+    kept_.push_back(std::move(object));
+  }
+
+  void Finish(Parsed* p) {
+    p->total_rows = total_;
+    p->offset = options_.offset;
+    if (group_columns_.empty()) {
+      if (options_.offset + kept_.size() < total_) p->truncated = true;
+      p->rows = Json(std::move(kept_));
+      return;
+    }
+    std::vector<std::pair<const std::vector<std::string>*, const Acc*>> order;
+    for (const auto& [key, acc] : groups_) order.emplace_back(&key, &acc);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.second->count > b.second->count;
+    });
+    Json groups = Json::array();
+    size_t bytes = 2;
+    for (const auto& [key, acc] : order) {
+      if (groups.size() >= caps_.max_rows) break;
+      Json g = Json::object();
+      for (size_t i = 0; i < key->size(); ++i) g[options_.group_by[i]] = (*key)[i];
+      g["count"] = acc->count;
+      if (tasks_column_ < topic_.columns.size()) g["jobs"] = acc->tasks;
+      for (size_t i = 0; i < measures_.integer_sums.size(); ++i) {
+        g[measures_.integer_sums[i].first] = acc->sums[i];
+      }
+      if (node_column_ < topic_.columns.size()) {
+        std::vector<std::string> names(acc->nodes.begin(), acc->nodes.end());
+        g["node_count"] = names.size();
+        g["cpus"] = acc->cpus;
+        g["gpus"] = acc->gpus;
+        g["hostlist"] = CompressHostlist(names);
+      }
+      size_t size = g.dump().size() + 1;
+      if (bytes + size > caps_.max_bytes) break;
+      bytes += size;
+      groups.push_back(std::move(g));
+    }
+    p->total_groups = groups_.size();
+    if (groups.size() < groups_.size()) p->truncated = true;
+    p->groups = std::move(groups);
+  }
+
+ private:
+  struct Acc {
+    std::size_t count = 0;
+    std::uint64_t tasks = 0;
+    std::vector<std::uint64_t> sums;
+    std::set<std::string> nodes;
+    std::uint64_t cpus = 0, gpus = 0;
+  };
+
+  std::optional<std::string_view> At(const Fields& row, size_t c) const {
+    return c < row.size() ? row[c] : std::nullopt;
+  }
+
+  void Group(const Fields& row) {
+    key_.clear();
+    for (size_t i = 0; i < group_columns_.size(); ++i) {
+      key_.push_back(GroupValue(topic_, options_.group_by[i], At(row, group_columns_[i])));
+    }
+    auto it = groups_.find(key_);
+    if (it == groups_.end()) {
+      it = groups_.emplace(key_, Acc{}).first;
+      it->second.sums.assign(sum_columns_.size(), 0);
+    }
+    Acc& acc = it->second;
+    ++acc.count;
+    if (auto id = At(row, tasks_column_)) acc.tasks += ArrayTasks(*id);
+    for (size_t i = 0; i < sum_columns_.size(); ++i) {
+      if (auto v = At(row, sum_columns_[i])) acc.sums[i] += LeadingNumber(*v);
+    }
+    if (auto node = At(row, node_column_)) {
+      // A node is counted once per group, however many partitions list it.
+      if (acc.nodes.insert(std::string(*node)).second) {
+        if (auto cpus = At(row, cpus_column_)) {
+          size_t slash = cpus->rfind('/');
+          acc.cpus += LeadingNumber(slash == std::string_view::npos ? *cpus : cpus->substr(slash + 1));
+        }
+        if (auto gres = At(row, gres_column_)) acc.gpus += GresGpus(*gres);
+      }
+    }
+  }
+
+  const Topic& topic_;
+  const Caps& caps_;
+  const ParseOptions& options_;
+  const GroupMeasures measures_;
+  std::vector<size_t> group_columns_, sum_columns_;
+  size_t tasks_column_, node_column_, cpus_column_, gres_column_;
+  std::size_t total_ = 0;
+  std::vector<Json> kept_;
+  size_t bytes_ = 2;  // the array's brackets
+  bool full_ = false;
+  std::vector<std::string> key_;
+  std::map<std::vector<std::string>, Acc> groups_;
+};
 
 // "Server thread count" -> "server_thread_count"; "Total backfilled jobs (since last slurm
 // start)" -> "total_backfilled_jobs_since_last_slurm_start".
@@ -1030,22 +1271,68 @@ std::vector<std::string> DefaultArgv(const Topic& topic) {
   return argv.ok() ? std::move(argv).value() : std::vector<std::string>();
 }
 
+bool Pageable(const Topic& topic) {
+  return topic.format == Format::kDelimited || topic.format == Format::kCsv ||
+         topic.format == Format::kKeyValue;
+}
+
+base::Status CheckGroupBy(const Topic& topic, const std::vector<std::string>& group_by) {
+  std::string columns;
+  for (const Column& c : topic.columns) columns += (columns.empty() ? "" : ", ") + c.name;
+  if (!Pageable(topic)) {
+    return base::Status::InvalidArgument("topic " + topic.name +
+                                         " cannot be grouped (group_by is for topics of rows: "
+                                         "queue, nodes, accounting, priority, fairshare, jobs, "
+                                         "partitions, reservations, gpu)");
+  }
+  if (group_by.empty() || group_by.size() > 2 ||
+      (group_by.size() == 2 && group_by[0] == group_by[1])) {
+    return base::Status::InvalidArgument("group_by takes one or two distinct columns of " +
+                                         topic.name + ": " + columns);
+  }
+  for (const std::string& g : group_by) {
+    if (ColumnIndex(topic, g) == topic.columns.size()) {
+      return base::Status::InvalidArgument("topic " + topic.name + " has no column " + Shown(g) +
+                                           " to group by; its columns: " + columns);
+    }
+  }
+  return base::Status();
+}
+
 Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& caps,
-             const Filters& filters) {
+             const Filters& filters, const ParseOptions& options) {
   Parsed p;
-  const std::string text = ValidUtf8(stdout_text);
+  std::string_view whole = stdout_text;
+  if (options.output_cut) {
+    // The executor kept the first bytes only: the last line is a piece of a row, not a row.
+    p.output_cut = true;
+    p.output_kept_bytes = stdout_text.size();
+    p.output_bytes = options.output_bytes;
+    size_t nl = whole.rfind('\n');
+    whole = nl == std::string_view::npos ? std::string_view() : whole.substr(0, nl + 1);
+  }
+  const std::string text = ValidUtf8(whole);
   RowsResult rows;
   bool newest_last = false;
+  if (Pageable(topic)) {
+    RowSink sink(topic, caps, options);
+    auto add = [&sink](const Fields& row) { sink.Add(row); };
+    p.parse_error = topic.format == Format::kKeyValue
+                        ? ForEachKeyValue(topic, text, add)
+                        : ForEachDelimited(topic, text, topic.format == Format::kCsv ? ',' : '|', add);
+    sink.Finish(&p);
+    if (p.output_cut) p.truncated = true;
+    if (p.truncated) {
+      p.hint = topic.filters.empty() ? "this topic takes no filters"
+                                     : "narrow with filters: " + FilterNames(topic);
+    }
+    return p;
+  }
   switch (topic.format) {
     case Format::kDelimited:
-      rows = ParseDelimited(topic, text, '|');
-      break;
     case Format::kCsv:
-      rows = ParseDelimited(topic, text, ',');
-      break;
     case Format::kKeyValue:
-      rows = ParseKeyValue(topic, text);
-      break;
+      break;  // Pageable
     case Format::kFabric: {
       Json report = Json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!report.is_object() || !report.contains("ports") || !report["ports"].is_array()) {
@@ -1104,6 +1391,7 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
   }
   p.parse_error = rows.error;
   if (!topic.columns.empty()) CapRows(std::move(rows.rows), caps, newest_last, &p);
+  if (p.output_cut) p.truncated = true;
   if (p.truncated) {
     p.hint = topic.filters.empty() ? "this topic takes no filters"
                                    : "narrow with filters: " + FilterNames(topic);
@@ -1114,9 +1402,28 @@ Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& cap
 std::string TruncationNote(const Parsed& parsed) {
   if (!parsed.truncated) return "";
   std::vector<std::string> parts;
-  if (parsed.rows.size() < parsed.total_rows) {
-    parts.push_back(std::to_string(parsed.rows.size()) + " of " +
-                    std::to_string(parsed.total_rows) + " rows shown");
+  const std::string of = parsed.output_cut ? " of at least " : " of ";
+  if (parsed.output_cut) {
+    parts.push_back("output cut at " + std::to_string(parsed.output_kept_bytes) + " of " +
+                    (parsed.output_bytes ? std::to_string(parsed.output_bytes)
+                                         : "an unknown number of") +
+                    " bytes by the read's cap: the counts are lower bounds (at least " +
+                    std::to_string(parsed.total_rows) + " rows)");
+  }
+  if (parsed.groups.is_array()) {
+    if (parsed.groups.size() < parsed.total_groups) {
+      parts.push_back(std::to_string(parsed.groups.size()) + " of " +
+                      std::to_string(parsed.total_groups) + " groups shown");
+    }
+  } else if (parsed.offset + parsed.rows.size() < parsed.total_rows || parsed.offset > 0) {
+    if (parsed.offset > 0) {
+      parts.push_back("rows " + std::to_string(parsed.offset + 1) + "-" +
+                      std::to_string(parsed.offset + parsed.rows.size()) + of +
+                      std::to_string(parsed.total_rows) + " shown");
+    } else {
+      parts.push_back(std::to_string(parsed.rows.size()) + of +
+                      std::to_string(parsed.total_rows) + " rows shown");
+    }
   }
   if (parsed.text.size() < parsed.total_bytes) {
     parts.push_back(std::to_string(parsed.text.size()) + " of " +
@@ -1144,6 +1451,33 @@ Json RowSchema(const Topic& topic) {
   // scontrol omits keys that a Slurm version lacks, so key=value rows require none.
   if (topic.format != Format::kKeyValue) schema["required"] = required;
   return schema;
+}
+
+Json GroupSchema(const Topic& topic) {
+  if (!Pageable(topic)) return nullptr;
+  const GroupMeasures m = MeasuresOf(topic);
+  Json properties = {{"count", {{"type", "integer"}, {"description", "rows in the group"}}}};
+  for (const Column& c : topic.columns) {
+    properties[c.name] = {{"type", "string"}, {"description", "group value: " + c.description}};
+  }
+  if (!m.array_tasks_column.empty()) {
+    properties["jobs"] = {{"type", "integer"},
+                          {"description", "jobs the rows stand for: a pending array's row counts "
+                                          "each of its tasks"}};
+  }
+  for (const auto& [name, column] : m.integer_sums) {
+    properties[name] = {{"type", "integer"}, {"description", "sum of " + column}};
+  }
+  if (!m.node_column.empty()) {
+    properties["node_count"] = {{"type", "integer"},
+                                {"description", "distinct nodes (a node is listed once per "
+                                                "partition)"}};
+    properties["cpus"] = {{"type", "integer"}, {"description", "CPUs of those nodes"}};
+    properties["gpus"] = {{"type", "integer"}, {"description", "GPUs of those nodes (gres gpu)"}};
+    properties["hostlist"] = {{"type", "string"},
+                              {"description", "those nodes in Slurm's hostlist notation"}};
+  }
+  return {{"type", "object"}, {"properties", properties}, {"required", {"count"}}};
 }
 
 Json DescribeTopic(const Topic& topic) {
@@ -1178,6 +1512,8 @@ Json DescribeTopic(const Topic& topic) {
   if (topic.format == Format::kGpuHealth) d["report_schema"] = GpuHealthReportSchema();
   if (topic.format == Format::kFabric) d["report_schema"] = FabricReportSchema();
   if (topic.format == Format::kGpuIdle) d["report_schema"] = GpuIdleReportSchema();
+  // Topics of rows page (slurm_query's cursor) and group (group_by).
+  if (Pageable(topic)) d["group_schema"] = GroupSchema(topic);
   return d;
 }
 

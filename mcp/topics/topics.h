@@ -26,6 +26,7 @@
 #define SLURM_RCA_MCP_TOPICS_TOPICS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -117,31 +118,68 @@ struct Caps {
   std::size_t max_bytes = 50000;  // bytes of the rows as JSON, and of the text
 };
 
+// What Parse needs beyond the text: whether the read was cut, and which part of its rows the
+// caller wants (a page, or groups).
+struct ParseOptions {
+  // The executor kept only the first bytes of the output (Evidence::out_truncated): the last line
+  // may be cut and is dropped, and every count is a lower bound.
+  bool output_cut = false;
+  std::uint64_t output_bytes = 0;  // bytes the read wrote, kept or not; 0: unknown
+  // Rows skipped before the rows kept (paging); only for Pageable topics.
+  std::size_t offset = 0;
+  // One or two of the topic's columns: the answer is a count per group (Parsed::groups) instead
+  // of rows; only for Pageable topics, names checked by CheckGroupBy.
+  std::vector<std::string> group_by;
+};
+
 struct Parsed {
   // Objects keyed by column names; every value is a string but the diagnostics figure values
   // (numbers).
   Json rows = Json::array();
   std::string text;             // free-text topics (diagnostics, config); capped at max_bytes
-  std::size_t total_rows = 0;   // rows before the caps
+  std::size_t total_rows = 0;   // rows before the caps (a lower bound when output_cut)
   std::size_t total_bytes = 0;  // bytes of the text before the cap
   bool truncated = false;
   std::string hint;         // when truncated: "narrow with filters: user, partition, state"
   std::string parse_error;  // lines that did not parse (those lines are skipped), or a bad
                             // pattern; rows that did parse are kept
+  // The read's output was cut by the executor's cap: total_rows and every group's figures are
+  // lower bounds ("at least"), never totals.
+  bool output_cut = false;
+  std::size_t output_kept_bytes = 0;  // when cut: the bytes read (the cap)
+  std::uint64_t output_bytes = 0;     // when cut: the bytes the read wrote, 0 when unknown
+  std::size_t offset = 0;             // rows skipped before `rows`
+  // With group_by: one object per group, ordered by count (then key): the group's column values,
+  // `count` (rows), and the sums that mean something for the topic (GroupSchema). Null without.
+  Json groups;
+  std::size_t total_groups = 0;  // groups before the cap (max_rows applies to groups)
 };
+
+// Topics whose rows can be paged (ParseOptions::offset) and grouped (group_by): one row per line
+// or record (queue, nodes, accounting, priority, fairshare, jobs, partitions, reservations, gpu).
+bool Pageable(const Topic& topic);
+
+// One or two distinct column names of a Pageable topic; else an invalid argument naming the
+// columns.
+base::Status CheckGroupBy(const Topic& topic, const std::vector<std::string>& group_by);
 
 // Parses the stdout of the topic's read (for logs: the tail of the log). `filters` is consulted
 // only for kLocal filters (the logs pattern). Invalid UTF-8 is replaced with U+FFFD, so the
-// result always serialises.
+// result always serialises. Rows of a Pageable topic are read one at a time: only the rows kept
+// and the groups are held, never a row object per line of the output.
 Parsed Parse(const Topic& topic, const std::string& stdout_text, const Caps& caps,
-             const Filters& filters = {});
+             const Filters& filters = {}, const ParseOptions& options = {});
 
 // "[truncated: 200 of 1500 rows shown; narrow with filters: user, partition, state]", or the
-// same for bytes; empty when not truncated.
+// same for bytes or groups; a cut read says so first ("output cut at 1048576 of 3912001 bytes:
+// at least 1046 rows; ..."). Empty when not truncated.
 std::string TruncationNote(const Parsed& parsed);
 
 // JSON Schema of one row of the topic; null for text-only topics.
 Json RowSchema(const Topic& topic);
+
+// JSON Schema of one group of a Pageable topic (Parsed::groups).
+Json GroupSchema(const Topic& topic);
 
 // The topic for slurm_describe: name, summary, detail, argv, filters, columns.
 Json DescribeTopic(const Topic& topic);

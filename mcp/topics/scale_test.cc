@@ -1,0 +1,409 @@
+// slurm-mcp's answers at the size of real sites (issue #35): a read cut by the executor's cap is a
+// lower bound for every topic of rows; group_by is exact against a count made from the raw
+// output; pages of one read are its rows, in order, once; the overview stays under its bound and
+// leaves no unavailable node out, at 4 and at 1,024 nodes. The large outputs are generated here
+// in the format the 22.05 captures show (fixtures/slurm-22.05), seeded, with their true counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mcp/topics/hostlist.h"
+#include "mcp/topics/overview.h"
+#include "mcp/topics/topics.h"
+
+namespace slurm_rca::mcp {
+namespace {
+
+const Topic& T(const std::string& name) { return *FindTopic(name); }
+
+std::string Name(const std::string& prefix, int i) {
+  std::ostringstream n;
+  n << prefix << std::setw(4) << std::setfill('0') << i;
+  return n.str();
+}
+
+// A site: 1,024 nodes (gpu0001-0128 in gpu and all, node0129-1024 in cpu and all, the default
+// partition all*), some drained for several reasons, some down, the rest idle, mixed or
+// allocated; and its queue of single jobs and pending arrays.
+struct Site {
+  std::string sinfo;       // the nodes topic's argv (%N|%P|%T|%C|%G|%E)
+  std::string rich_sinfo;  // the overview's (%N|%P|%T|%C|%G|%a|%H|%E)
+  std::string squeue;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> unavailable;
+  std::map<std::string, std::uint64_t> cpus_by_state;  // distinct nodes
+  std::map<std::pair<std::string, std::string>, std::uint64_t> rows_by_state_reason;
+  std::uint64_t jobs = 0;  // array tasks counted
+};
+
+Site MakeSite(int nodes, int jobs, unsigned seed, int reasons = 4) {
+  Site s;
+  std::mt19937 rng(seed);
+  for (int i = 1; i <= nodes; ++i) {
+    const bool gpu = i <= nodes / 8;
+    const std::string node = Name(gpu ? "gpu" : "node", i);
+    std::string state = "idle", reason = "none", since = "Unknown";
+    const unsigned r = rng() % 100;
+    if (r < 3 || i == nodes) {
+      state = "drained";
+      reason = "reason " + std::to_string(rng() % reasons) + ": hardware check failed";
+      since = "2026-12-0" + std::to_string(1 + rng() % 4) + "T0" + std::to_string(rng() % 10) +
+              ":00:00";
+    } else if (r < 4) {
+      state = "down*";
+      reason = "Not responding";
+      since = "2026-12-04T12:00:00";
+    } else if (r < 40) {
+      state = "allocated";
+    } else if (r < 55) {
+      state = "mixed";
+    }
+    if (state != "idle" && state != "allocated" && state != "mixed") {
+      s.unavailable[{state, reason}].push_back(node);
+    }
+    const int cpus = gpu ? 64 : 32;
+    s.cpus_by_state[state] += cpus;
+    for (const std::string& partition : {std::string(gpu ? "gpu" : "cpu"), std::string("all*")}) {
+      const std::string gres = gpu ? "gpu:a100:8(S:0-1)" : "(null)";
+      const std::string c = "0/" + std::to_string(cpus) + "/0/" + std::to_string(cpus);
+      s.sinfo += node + "|" + partition + "|" + state + "|" + c + "|" + gres + "|" + reason + "\n";
+      s.rich_sinfo += node + "|" + partition + "|" + state + "|" + c + "|" + gres + "|up|" + since +
+                      "|" + reason + "\n";
+      ++s.rows_by_state_reason[{state, reason}];
+    }
+  }
+  static const char* kReasons[] = {"(Priority)", "(Resources)", "(QOSMaxJobsPerUserLimit)",
+                                   "(Dependency)", "(AssocGrpCpuLimit)"};
+  for (int j = 0; j < jobs; ++j) {
+    const int id = 100000 + j;
+    const std::string partition = j % 3 ? "cpu" : "gpu";
+    const std::string user = "user" + std::to_string(j % 11);
+    if (j % 25 == 0) {
+      // A running job on a node.
+      s.squeue += std::to_string(id) + "|" + partition + "|" + user + "|RUNNING|1:02:03|1|" +
+                  Name("node", 129 + j % 800) + "\n";
+      s.jobs += 1;
+    } else if (j % 97 == 0) {
+      // A pending array of 50 tasks, at most 5 at once.
+      s.squeue += std::to_string(id) + "_[1-50%5]|" + partition + "|" + user +
+                  "|PENDING|0:00|2|(JobArrayTaskLimit)\n";
+      s.jobs += 50;
+    } else {
+      s.squeue += std::to_string(id) + "|" + partition + "|" + user + "|PENDING|0:00|1|" +
+                  kReasons[rng() % 5] + "\n";
+      s.jobs += 1;
+    }
+  }
+  return s;
+}
+
+// state,reason counted from the raw squeue text, independently of the parser: split on '|'.
+std::map<std::pair<std::string, std::string>, std::size_t> RawQueueCount(const std::string& out) {
+  std::map<std::pair<std::string, std::string>, std::size_t> counts;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string field; std::getline(ls, field, '|');) f.push_back(field);
+    if (f.size() < 7) continue;
+    std::string reason = f[6].front() == '(' ? f[6].substr(1, f[6].size() - 2) : "None";
+    ++counts[{f[3], reason}];
+  }
+  return counts;
+}
+
+ParseOptions GroupBy(std::vector<std::string> columns) {
+  ParseOptions o;
+  o.group_by = std::move(columns);
+  return o;
+}
+
+const Caps kAll{.max_rows = 1000000, .max_bytes = std::size_t{1} << 32};
+
+TEST(GroupBy, QueueByStateAndReasonIsExactAgainstTheRawCount) {
+  const Site site = MakeSite(1024, 50000, 1);
+  const Parsed p = Parse(T("queue"), site.squeue, kAll, {}, GroupBy({"state", "reason"}));
+  const auto raw = RawQueueCount(site.squeue);
+  ASSERT_EQ(p.groups.size(), raw.size());
+  EXPECT_EQ(p.total_rows, 50000u);
+  std::uint64_t jobs = 0;
+  std::size_t previous = SIZE_MAX;
+  for (const Json& g : p.groups) {
+    const auto key = std::make_pair(g["state"].get<std::string>(), g["reason"].get<std::string>());
+    ASSERT_TRUE(raw.count(key)) << g.dump();
+    EXPECT_EQ(g["count"].get<std::size_t>(), raw.at(key)) << g.dump();
+    EXPECT_LE(g["count"].get<std::size_t>(), previous) << "ordered by count";
+    previous = g["count"].get<std::size_t>();
+    jobs += g["jobs"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(jobs, site.jobs) << "a pending array's row counts each of its tasks";
+  // The running jobs' node lists group as None, what squeue's %r prints for them.
+  EXPECT_EQ(raw.at({"RUNNING", "None"}), 2000u);
+  EXPECT_FALSE(p.truncated);
+  EXPECT_TRUE(p.rows.empty()) << "groups instead of rows";
+}
+
+TEST(GroupBy, NodesByStateAndReasonCountDistinctNodesWithTheirHostlist) {
+  const Site site = MakeSite(1024, 0, 2);
+  const Parsed p = Parse(T("nodes"), site.sinfo, kAll, {}, GroupBy({"state", "reason"}));
+  EXPECT_EQ(p.total_rows, 2048u) << "a row per node per partition";
+  std::size_t unavailable_groups = 0;
+  for (const Json& g : p.groups) {
+    const auto key = std::make_pair(g["state"].get<std::string>(), g["reason"].get<std::string>());
+    EXPECT_EQ(g["count"].get<std::uint64_t>(), site.rows_by_state_reason.at(key));
+    EXPECT_EQ(g["node_count"].get<std::uint64_t>() * 2, g["count"].get<std::uint64_t>())
+        << "every node is in two partitions and counted once";
+    auto it = site.unavailable.find(key);
+    if (it == site.unavailable.end()) continue;
+    ++unavailable_groups;
+    EXPECT_EQ(g["hostlist"], CompressHostlist(it->second));
+    EXPECT_EQ(g["node_count"].get<std::size_t>(), it->second.size());
+  }
+  EXPECT_EQ(unavailable_groups, site.unavailable.size());
+
+  const Parsed by_state = Parse(T("nodes"), site.sinfo, kAll, {}, GroupBy({"state"}));
+  std::uint64_t nodes = 0;
+  for (const Json& g : by_state.groups) {
+    nodes += g["node_count"].get<std::uint64_t>();
+    EXPECT_EQ(g["cpus"].get<std::uint64_t>(), site.cpus_by_state.at(g["state"].get<std::string>()));
+    if (g["state"] == "idle") EXPECT_GT(g["gpus"].get<std::uint64_t>(), 0u);
+  }
+  EXPECT_EQ(nodes, 1024u);
+}
+
+TEST(GroupBy, GroupsOverMaxRowsAreCountedAndSaySo) {
+  const Site site = MakeSite(64, 3000, 3);
+  const Parsed p = Parse(T("queue"), site.squeue, Caps{.max_rows = 3}, {}, GroupBy({"user"}));
+  EXPECT_EQ(p.groups.size(), 3u);
+  EXPECT_EQ(p.total_groups, 11u);
+  EXPECT_TRUE(p.truncated);
+  EXPECT_NE(TruncationNote(p).find("3 of 11 groups shown"), std::string::npos) << TruncationNote(p);
+}
+
+TEST(GroupBy, OnlyColumnsOfTopicsOfRows) {
+  EXPECT_TRUE(CheckGroupBy(T("queue"), {"state", "reason"}).ok());
+  EXPECT_TRUE(CheckGroupBy(T("jobs"), {"JobState"}).ok());
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {}, {"state", "reason", "user"}, {"state", "state"}, {"nosuch"}}) {
+    base::Status st = CheckGroupBy(T("queue"), bad);
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("jobid, partition, user, state, elapsed, nodes, reason"),
+              std::string::npos)
+        << st.message();
+  }
+  EXPECT_FALSE(CheckGroupBy(T("config"), {"x"}).ok());
+  EXPECT_FALSE(CheckGroupBy(T("logs"), {"message"}).ok());
+}
+
+// A line of every column of a topic of rows, as its format writes it.
+std::string Line(const Topic& topic, int i) {
+  std::string line;
+  for (std::size_t c = 0; c < topic.columns.size(); ++c) {
+    const std::string value = "v" + std::to_string(c) + "_" + std::to_string(i);
+    if (topic.format == Format::kKeyValue) {
+      line += (c ? " " : "") + topic.columns[c].name + "=" + value;
+    } else {
+      line += (c ? (topic.format == Format::kCsv ? "," : "|") : "") + value;
+    }
+  }
+  return line + "\n";
+}
+
+TEST(CutRead, EveryTopicOfRowsAnswersALowerBoundAndNoPieceOfARow) {
+  for (const Topic& topic : Topics()) {
+    if (!Pageable(topic)) continue;
+    SCOPED_TRACE(topic.name);
+    std::string out;
+    for (int i = 0; i < 300; ++i) out += Line(topic, i);
+    for (std::size_t cap : {std::size_t{1}, out.size() / 3, out.size() / 2 + 7, out.size() - 1}) {
+      ParseOptions o;
+      o.output_cut = true;
+      o.output_bytes = out.size() * 4;
+      const std::string kept = out.substr(0, cap);
+      const Parsed p = Parse(topic, kept, kAll, {}, o);
+      // Only the complete lines are rows; the piece after the last newline is not one.
+      const std::size_t complete = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), '\n'));
+      EXPECT_EQ(p.total_rows, complete) << "cut at " << cap;
+      EXPECT_EQ(p.rows.size(), complete);
+      if (complete > 0) {
+        EXPECT_EQ(p.rows.back()[topic.columns.back().name],
+                  "v" + std::to_string(topic.columns.size() - 1) + "_" + std::to_string(complete - 1));
+      }
+      EXPECT_TRUE(p.output_cut);
+      EXPECT_TRUE(p.truncated);
+      EXPECT_EQ(p.parse_error, "");
+      const std::string note = TruncationNote(p);
+      EXPECT_NE(note.find("output cut at " + std::to_string(cap) + " of " +
+                          std::to_string(out.size() * 4) + " bytes"),
+                std::string::npos)
+          << note;
+      EXPECT_NE(note.find("at least " + std::to_string(complete) + " rows"), std::string::npos)
+          << note;
+      // Grouped, the cut read's groups are lower bounds too: they count the same rows.
+      ParseOptions g = o;
+      g.group_by = {topic.columns.front().name};
+      const Parsed grouped = Parse(topic, kept, kAll, {}, g);
+      EXPECT_EQ(grouped.total_rows, complete);
+      EXPECT_TRUE(grouped.truncated);
+    }
+    // The whole output, not cut: a total.
+    const Parsed whole = Parse(topic, out, kAll);
+    EXPECT_EQ(whole.total_rows, 300u);
+    EXPECT_FALSE(whole.truncated);
+    EXPECT_EQ(TruncationNote(whole), "");
+  }
+}
+
+TEST(Paging, PagesOfOneReadAreItsRowsInOrderOnce) {
+  const Site site = MakeSite(64, 1234, 4);
+  const Parsed whole = Parse(T("queue"), site.squeue, kAll);
+  std::vector<std::string> seen;
+  std::size_t offset = 0;
+  for (int pages = 0; pages < 100; ++pages) {
+    ParseOptions o;
+    o.offset = offset;
+    const Parsed page = Parse(T("queue"), site.squeue, Caps{.max_rows = 100}, {}, o);
+    EXPECT_EQ(page.total_rows, 1234u);
+    EXPECT_EQ(page.offset, offset);
+    for (const Json& row : page.rows) seen.push_back(row["jobid"].get<std::string>());
+    offset += page.rows.size();
+    if (!page.truncated) break;
+    EXPECT_NE(TruncationNote(page).find(" of 1234 "), std::string::npos) << TruncationNote(page);
+  }
+  ASSERT_EQ(seen.size(), whole.rows.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], whole.rows[i]["jobid"]);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size());
+}
+
+Evidence Ok(std::vector<std::string> argv, std::string out) {
+  Evidence e;
+  e.outcome = Evidence::Outcome::kOk;
+  e.source = "live";
+  e.evidence_time = "2026-12-05T05:00:00Z";
+  e.argv = std::move(argv);
+  e.exit_code = 0;
+  e.out = std::move(out);
+  return e;
+}
+
+std::string Sdiag() {
+  return "Server thread count:  3\nAgent queue size:     0\nDBD Agent queue size: 0\n"
+         "Jobs pending:   49000\nJobs running:   1000\nMain schedule statistics (microseconds):\n"
+         "\tLast cycle:   417\n\tMax cycle:    1006\n\tMean cycle:   476\n"
+         "Remote Procedure Call statistics by user\n"
+         "\troot            (       0) count:185    ave_time:1237   total_time:228993\n"
+         "\tslurm-mcp       (     999) count:9000   ave_time:300    total_time:2700000\n"
+         "Pending RPC statistics\n\tNo pending RPCs\n";
+}
+
+std::vector<Evidence> SiteReads(const Site& site) {
+  return {Ok(OverviewReads()[0].argv, site.rich_sinfo), Ok(OverviewReads()[1].argv, site.squeue),
+          Ok(OverviewReads()[2].argv, Sdiag())};
+}
+
+std::size_t JsonBytes(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace).size(); }
+
+TEST(Overview, StaysUnderItsBoundAndListsEveryUnavailableNode) {
+  for (int nodes : {4, 64, 1024}) {
+    SCOPED_TRACE(std::to_string(nodes) + " nodes");
+    const Site site = MakeSite(nodes, nodes * 50, 5);
+    const OverviewSummary s = SummarizeOverview(SiteReads(site), "live");
+    EXPECT_LE(s.text.size(), kOverviewMaxBytes);
+    EXPECT_LE(JsonBytes(s.structured), kOverviewMaxBytes);
+    std::cout << "[overview] " << nodes << " nodes, " << nodes * 50 << " jobs: text "
+              << s.text.size() << " bytes, structured " << JsonBytes(s.structured) << " bytes\n";
+    // Every unavailable state and reason, each with all of its nodes, wherever they sit: the
+    // last node of the list is drained (MakeSite).
+    const Json& summary = s.structured["sections"][0]["summary"];
+    EXPECT_EQ(summary["nodes"], nodes);
+    EXPECT_EQ(summary["unavailable_groups"].get<std::size_t>(), site.unavailable.size());
+    ASSERT_EQ(summary["unavailable"].size(), site.unavailable.size());
+    for (const Json& u : summary["unavailable"]) {
+      const auto key = std::make_pair(u["state"].get<std::string>(), u["reason"].get<std::string>());
+      ASSERT_TRUE(site.unavailable.count(key)) << u.dump();
+      EXPECT_EQ(u["nodes"].get<std::size_t>(), site.unavailable.at(key).size());
+      EXPECT_EQ(u["hostlist"], CompressHostlist(site.unavailable.at(key)));
+      EXPECT_NE(s.text.find(u["hostlist"].get<std::string>()), std::string::npos);
+      if (key.first == "drained") EXPECT_TRUE(u.contains("since")) << u.dump();
+    }
+    // The last node of the list is drained: its group's hostlist is in the text.
+    const std::string last = Name("node", nodes);
+    bool found = false;
+    for (const auto& [key, names] : site.unavailable) {
+      if (std::find(names.begin(), names.end(), last) == names.end()) continue;
+      found = true;
+      EXPECT_NE(s.text.find(CompressHostlist(names)), std::string::npos) << s.text;
+    }
+    EXPECT_TRUE(found);
+    EXPECT_EQ(s.text.rfind("slurm_overview (live): " + std::to_string(nodes) + " nodes", 0), 0u)
+        << s.text;
+    EXPECT_LT(s.text.find("ANOMALIES"), s.text.find("NODES")) << "anomalies first";
+    const Json& queue = s.structured["sections"][1]["summary"];
+    EXPECT_EQ(queue["jobs"].get<std::uint64_t>(), site.jobs);
+    EXPECT_EQ(queue["rows"], nodes * 50);
+    EXPECT_EQ(s.structured["sections"][2]["summary"]["top_rpc_users"][0]["user"], "slurm-mcp");
+  }
+}
+
+TEST(Overview, ManyDistinctReasonsAreCountedNotLeftOutOrUnbounded) {
+  // 1,024 nodes with up to 200 distinct drain reasons: more groups than the overview lists.
+  const Site site = MakeSite(1024, 50000, 6, 200);
+  const OverviewSummary s = SummarizeOverview(SiteReads(site), "live");
+  EXPECT_LE(s.text.size(), kOverviewMaxBytes);
+  EXPECT_LE(JsonBytes(s.structured), kOverviewMaxBytes);
+  const Json& summary = s.structured["sections"][0]["summary"];
+  ASSERT_GT(site.unavailable.size(), summary["unavailable"].size());
+  EXPECT_EQ(summary["unavailable_groups"].get<std::size_t>(), site.unavailable.size());
+  std::size_t unavailable = 0;
+  for (const auto& [key, names] : site.unavailable) unavailable += names.size();
+  EXPECT_EQ(summary["unavailable_nodes"].get<std::size_t>(), unavailable);
+  // What is not listed is counted, with where to read it.
+  std::size_t listed = 0;
+  for (const Json& u : summary["unavailable"]) listed += u["nodes"].get<std::size_t>();
+  const std::string more = "and " + std::to_string(site.unavailable.size() - summary["unavailable"].size()) +
+                           " more unavailable state/reason groups (" +
+                           std::to_string(unavailable - listed) + " nodes";
+  EXPECT_NE(s.text.find(more), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("group_by [state, reason]"), std::string::npos);
+}
+
+TEST(Overview, ACutOrFailedReadIsSaidFirst) {
+  const Site site = MakeSite(64, 3000, 7);
+  std::vector<Evidence> reads = SiteReads(site);
+  reads[1].out.resize(reads[1].out.size() / 2);
+  reads[1].out_truncated = true;
+  reads[1].out_bytes = site.squeue.size();
+  reads[2].outcome = Evidence::Outcome::kTimedOut;
+  reads[2].cause = "sdiag did not answer in 20 s";
+  const OverviewSummary s = SummarizeOverview(reads, "live");
+  EXPECT_NE(s.text.find("NO EVIDENCE for diagnostics (timed_out): sdiag did not answer"),
+            std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find("queue: squeue's output was cut at"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("at least"), std::string::npos);
+  const Json& queue = s.structured["sections"][1];
+  EXPECT_EQ(queue["total_is_lower_bound"], true);
+  EXPECT_EQ(queue["summary"]["jobs_is_lower_bound"], true);
+  EXPECT_LT(queue["summary"]["rows"].get<std::size_t>(), 3000u);
+  EXPECT_FALSE(s.structured["sections"][2].contains("summary")) << "no evidence, no figures";
+}
+
+TEST(Overview, ABundleWithoutTheRichReadStillListsEveryUnavailableNode) {
+  const Site site = MakeSite(256, 100, 8);
+  std::vector<Evidence> reads = SiteReads(site);
+  reads[0] = Ok(DefaultArgv(T("nodes")), site.sinfo);  // the fallback: no times, no availability
+  const OverviewSummary s = SummarizeOverview(reads, "replay");
+  const Json& summary = s.structured["sections"][0]["summary"];
+  EXPECT_EQ(summary["unavailable_groups"].get<std::size_t>(), site.unavailable.size());
+  EXPECT_FALSE(summary.contains("partitions_not_up"));
+  for (const Json& u : summary["unavailable"]) EXPECT_FALSE(u.contains("since"));
+}
+
+}  // namespace
+}  // namespace slurm_rca::mcp
