@@ -51,6 +51,12 @@ void BackendFlags::Add(CLI::App* app) {
                   "Live: commands started per minute (0: no budget)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  app->add_option("--max-output-mib", live.max_output_mib,
+                  "Live: MiB of a read's output kept; past it an answer is a lower bound ('at "
+                  "least N rows'), never a total. Memory: up to this per read held at once "
+                  "(max-concurrent running, plus max-per-minute * cache-ttl / 60 cached)")
+      ->check(CLI::Range(0.0625, 256.0))
+      ->capture_default_str();
   app->add_option("--log-file", live.log_files,
                   "Live: DAEMON=PATH of a Slurm log for the logs topic");
   app->add_option("--fabric-root", live.fabric_root,

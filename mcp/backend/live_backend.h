@@ -47,8 +47,19 @@
 
 namespace slurm_rca::mcp {
 
+// Bytes of a read's stdout the live back-end keeps (the executor's cap): 8 MiB holds squeue's
+// answer for about 140,000 jobs and sacct's for about 80,000 rows. A read that reaches it is
+// answered as a lower bound (mcp/topics/topics.h, ParseOptions::output_cut), never as a total.
+// What it costs: each read held at once (at most max_concurrent running, plus the TTL cache's
+// entries: at most max_per_minute * cache_ttl_seconds / 60 reads) holds up to this much.
+inline constexpr std::size_t kLiveMaxOutputBytes = std::size_t{8} << 20;
+
 struct LiveOptions {
-  guard::ExecutorOptions executor;
+  guard::ExecutorOptions executor = [] {
+    guard::ExecutorOptions e;
+    e.max_output_bytes = kLiveMaxOutputBytes;
+    return e;
+  }();
   // Cluster names -M/--clusters may name (guard::GuardOptions::clusters).
   std::vector<std::string> clusters;
   // How long a successful read is reused, from when it finished. 0 disables the cache.

@@ -31,6 +31,7 @@ base::Result<LiveOptions> LiveOptionsFromFlags(const LiveFlags& flags) {
   o.cache_ttl_seconds = flags.cache_ttl;
   o.max_concurrent = flags.max_concurrent;
   o.max_per_minute = flags.max_per_minute;
+  o.executor.max_output_bytes = static_cast<std::size_t>(flags.max_output_mib * (1 << 20));
   for (const std::string& lf : flags.log_files) {
     size_t eq = lf.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == lf.size()) {
@@ -70,6 +71,9 @@ std::vector<std::string> ServeArgs(const LiveFlags& flags) {
   }
   if (flags.max_per_minute != defaults.max_per_minute) {
     args.insert(args.end(), {"--max-per-minute", std::to_string(flags.max_per_minute)});
+  }
+  if (flags.max_output_mib != defaults.max_output_mib) {
+    args.insert(args.end(), {"--max-output-mib", std::to_string(flags.max_output_mib)});
   }
   if (!flags.fabric_root.empty()) args.insert(args.end(), {"--fabric-root", flags.fabric_root});
   return args;

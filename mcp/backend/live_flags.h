@@ -38,6 +38,8 @@ struct LiveFlags {
   int max_concurrent = 2;
   // --max-per-minute: commands started per minute; 0: no budget.
   int max_per_minute = 60;
+  // --max-output-mib: MiB of a read's stdout kept; a read past it is answered as a lower bound.
+  double max_output_mib = static_cast<double>(kLiveMaxOutputBytes) / (1 << 20);
   // --log-file, repeated: DAEMON=PATH of a Slurm log for the logs topic.
   std::vector<std::string> log_files;
   // --fabric-root: read the fabric topic's sys, proc and sys/fs/cgroup under this absolute

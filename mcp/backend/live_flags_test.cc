@@ -21,6 +21,8 @@ TEST(LiveFlagsTest, TheDefaultsAreLiveOptionsDefaults) {
   EXPECT_EQ(got->cache_ttl_seconds, want.cache_ttl_seconds);
   EXPECT_EQ(got->max_concurrent, want.max_concurrent);
   EXPECT_EQ(got->max_per_minute, want.max_per_minute);
+  EXPECT_EQ(got->executor.max_output_bytes, want.executor.max_output_bytes);
+  EXPECT_EQ(got->executor.max_output_bytes, kLiveMaxOutputBytes);
   EXPECT_EQ(got->log_files, want.log_files);
   EXPECT_EQ(got->fabric.sys_root, want.fabric.sys_root);
   EXPECT_TRUE(ServeArgs(LiveFlags{}).empty());
@@ -35,6 +37,7 @@ TEST(LiveFlagsTest, EachFlagReachesItsOption) {
   f.cache_ttl = 0;
   f.max_concurrent = 8;
   f.max_per_minute = 0;
+  f.max_output_mib = 0.5;
   f.log_files = {"slurmctld=/var/log/ctld.log"};
   f.fabric_root = "/tmp/fabric";
   base::Result<LiveOptions> got = LiveOptionsFromFlags(f);
@@ -46,6 +49,7 @@ TEST(LiveFlagsTest, EachFlagReachesItsOption) {
   EXPECT_EQ(got->cache_ttl_seconds, 0);
   EXPECT_EQ(got->max_concurrent, 8);
   EXPECT_EQ(got->max_per_minute, 0);
+  EXPECT_EQ(got->executor.max_output_bytes, 512u * 1024);
   EXPECT_EQ(got->log_files.at("slurmctld"), "/var/log/ctld.log");
   EXPECT_EQ(got->fabric.cgroup_root, "/tmp/fabric/sys/fs/cgroup");
   EXPECT_EQ(ServeArgs(f),
@@ -53,7 +57,8 @@ TEST(LiveFlagsTest, EachFlagReachesItsOption) {
                                       "--log-file", "slurmctld=/var/log/ctld.log",
                                       "--trusted-dirs", "/opt/slurm/bin", "--timeout", "2.500000",
                                       "--cache-ttl", "0.000000", "--max-concurrent", "8",
-                                      "--max-per-minute", "0", "--fabric-root", "/tmp/fabric"}));
+                                      "--max-per-minute", "0", "--max-output-mib", "0.500000",
+                                      "--fabric-root", "/tmp/fabric"}));
 }
 
 TEST(LiveFlagsTest, RefusalsNameTheFlagAndTheValue) {
