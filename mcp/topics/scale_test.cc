@@ -5,7 +5,13 @@
 // in the format the 22.05 captures show (fixtures/slurm-22.05), seeded, with their true counts.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 #include <iomanip>
 #include <map>
 #include <random>
@@ -14,7 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "mcp/backend/live_backend.h"
+#include "mcp/test_temp_dir.h"
 #include "mcp/topics/hostlist.h"
+#include "mcp/topics/tools.h"
 #include "mcp/topics/site_sample.h"
 #include "mcp/topics/overview.h"
 #include "mcp/topics/topics.h"
@@ -328,6 +337,80 @@ TEST(Overview, ABundleWithoutTheRichReadStillListsEveryUnavailableNode) {
   EXPECT_EQ(summary["unavailable_groups"].get<std::size_t>(), site.unavailable.size());
   EXPECT_FALSE(summary.contains("partitions_not_up"));
   for (const Json& u : summary["unavailable"]) EXPECT_FALSE(u.contains("since"));
+}
+
+// Through the real live back-end and executor, with a squeue that prints a numbered queue of
+// 1,000 jobs (a script in a trusted directory): a cursor holds while the read is cached and is
+// refused once the cache let it go; a read past the executor's cap is a lower bound.
+class LiveScaleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing_tools::MakeTempDir("scale");
+    ASSERT_FALSE(dir_.empty());
+    const std::string script = dir_ + "/squeue";
+    std::ofstream(script) << "#!/bin/sh\n"
+                             "i=0; while [ $i -lt 1000 ]; do\n"
+                             "  echo \"$((5000 + i))|cpu|alice|PENDING|0:00|1|(Priority)\"; i=$((i + 1))\n"
+                             "done\n";
+    ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  LiveOptions Options() {
+    LiveOptions o;
+    o.executor.trusted_dirs = {dir_};
+    o.max_per_minute = 0;
+    return o;
+  }
+  static ToolResult Query(std::vector<Tool>& tools, const Json& args) {
+    class Quiet : public ToolContext {
+     public:
+      void Progress(double, std::optional<double>, const std::string&) override {}
+      void Log(const std::string&, const Json&) override {}
+      bool Cancelled() const override { return false; }
+    } context;
+    return tools[1].run(args, context).Fields();
+  }
+  std::string dir_;
+};
+
+TEST_F(LiveScaleTest, ACursorHoldsWhileTheReadIsCachedAndExpiresWithIt) {
+  LiveOptions o = Options();
+  o.cache_ttl_seconds = 1.0;
+  LiveBackend live(o);
+  std::vector<Tool> tools = BuildTools(SurfaceOptions{.backend = &live});
+  const ToolResult first = Query(tools, {{"topic", "queue"}, {"max_rows", 200}});
+  ASSERT_FALSE(first.is_error) << ResultText(first);
+  const std::string cursor = (*first.structured)["next_cursor"].get<std::string>();
+  const ToolResult second = Query(tools, {{"topic", "queue"}, {"max_rows", 200}, {"cursor", cursor}});
+  ASSERT_FALSE(second.is_error) << ResultText(second);
+  EXPECT_EQ((*second.structured)["cached"], true);
+  EXPECT_EQ((*second.structured)["rows"][0]["jobid"], "5200");
+  EXPECT_EQ(live.reads_started(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the cache's TTL
+  const ToolResult expired = Query(tools, {{"topic", "queue"}, {"max_rows", 200}, {"cursor", cursor}});
+  EXPECT_TRUE(expired.is_error);
+  EXPECT_NE(ResultText(expired).find("is no longer held"), std::string::npos) << ResultText(expired);
+  EXPECT_EQ(live.reads_started(), 2u) << "the new read was made, and not mixed in";
+}
+
+TEST_F(LiveScaleTest, AReadPastTheExecutorsCapIsALowerBound) {
+  LiveOptions o = Options();
+  o.executor.max_output_bytes = 10000;  // 1,000 rows of 41 bytes: 243 whole ones kept
+  LiveBackend live(o);
+  std::vector<Tool> tools = BuildTools(SurfaceOptions{.backend = &live});
+  const ToolResult r = Query(tools, {{"topic", "queue"}, {"group_by", {"state", "reason"}}});
+  ASSERT_FALSE(r.is_error) << ResultText(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["total_is_lower_bound"], true);
+  EXPECT_EQ(s["output_cut_at_bytes"], 10000);
+  EXPECT_EQ(s["output_bytes"], 41000);
+  EXPECT_EQ(s["total_rows"], 10000 / 41) << "the complete lines only";
+  EXPECT_EQ(s["groups"][0]["count"], 10000 / 41);
+  EXPECT_NE(ResultText(r).find("queue: at least 243 rows in 1 group by state,reason"), std::string::npos)
+      << ResultText(r);
 }
 
 }  // namespace

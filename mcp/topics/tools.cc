@@ -442,7 +442,8 @@ CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
                        (read.parsed.output_cut ? "at least " : "") +
                        std::to_string(read.parsed.total_rows) + " rows";
   if (!view.group_by.empty()) {
-    header += " in " + std::to_string(read.parsed.total_groups) + " groups by " +
+    header += " in " + std::to_string(read.parsed.total_groups) +
+              (read.parsed.total_groups == 1 ? " group by " : " groups by ") +
               view.group_by.front() + (view.group_by.size() > 1 ? "," + view.group_by[1] : "");
   }
   r.content.push_back(TextBlock(header + (note.empty() ? "" : " " + note) + "\n" +
