@@ -378,7 +378,7 @@ class LiveScaleTest : public ::testing::Test {
 
 TEST_F(LiveScaleTest, ACursorHoldsWhileTheReadIsCachedAndExpiresWithIt) {
   LiveOptions o = Options();
-  o.cache_ttl_seconds = 1.0;
+  o.cache_ttl_seconds = 3.0;  // room for a loaded machine between the first two calls
   LiveBackend live(o);
   std::vector<Tool> tools = BuildTools(SurfaceOptions{.backend = &live});
   const ToolResult first = Query(tools, {{"topic", "queue"}, {"max_rows", 200}});
@@ -389,7 +389,7 @@ TEST_F(LiveScaleTest, ACursorHoldsWhileTheReadIsCachedAndExpiresWithIt) {
   EXPECT_EQ((*second.structured)["cached"], true);
   EXPECT_EQ((*second.structured)["rows"][0]["jobid"], "5200");
   EXPECT_EQ(live.reads_started(), 1u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // past the cache's TTL
+  std::this_thread::sleep_for(std::chrono::milliseconds(3300));  // past the cache's TTL
   const ToolResult expired = Query(tools, {{"topic", "queue"}, {"max_rows", 200}, {"cursor", cursor}});
   EXPECT_TRUE(expired.is_error);
   EXPECT_NE(ResultText(expired).find("is no longer held"), std::string::npos) << ResultText(expired);
