@@ -2,6 +2,7 @@
 // slurm-mcp's cache and without it. Needs root (it brings a live lab up). Not a test.
 //
 //   sudo build/bin/ctld_load_bench [--agents 1,10,50] [--seconds 30] [--ttl 10] [--port-base P]
+//                                  [--nodes 4] [--profile clean]
 //
 // One lab; for each configuration and each N a fresh `slurm-mcp serve --http` (so no cache
 // carries over), N MCP sessions calling slurm_overview in a loop for --seconds, and slurmctld's
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
   CLI::App app{"ctld_load_bench: slurmctld RPCs per minute for N MCP agents, cache on and off"};
   std::vector<int> agents = {1, 10, 50};
   int seconds = 30, port_base = 22800;  // below the ephemeral range
+  int nodes = 4;
+  std::string profile = "clean";
   double ttl = 10;
   std::string binary = SiblingProgram("slurm-mcp");
   app.add_option("--agents", agents, "Numbers of agents, comma-separated")
@@ -67,6 +70,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-base", port_base, "Ports of the bench's lab (as rca-bench cluster up)")
       ->check(CLI::Range(1024, 65000))
+      ->capture_default_str();
+  app.add_option("--nodes", nodes, "Nodes of the bench's lab (as rca-bench cluster up --nodes)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--profile", profile, "The lab's profile (as rca-bench cluster up --profile)")
+      ->check(CLI::IsMember(LabProfiles()))
       ->capture_default_str();
   app.add_option("--slurm-mcp", binary, "The slurm-mcp binary (default: beside this one)");
   try {
@@ -90,7 +99,7 @@ int main(int argc, char** argv) {
     std::perror("ctld_load_bench: mkdtemp");
     return 1;
   }
-  Lab lab(LabOptions{.dir = dir, .nodes = 4, .port_base = port_base});
+  Lab lab(LabOptions{.dir = dir, .nodes = nodes, .port_base = port_base, .profile = profile});
   struct Down {
     Lab& lab;
     ~Down() {
