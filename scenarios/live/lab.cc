@@ -496,10 +496,13 @@ Status Lab::WriteConfig() const {
 
 std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
   if (name == "munged") {
-    return {Program("munged"), "--foreground", "--force",
+    std::vector<std::string> argv = {Program("munged"), "--foreground", "--force",
             "--key-file=" + Path("munge/munge.key"), "--socket=" + Path("run/munge.socket.2"),
             "--pid-file=" + Path("run/munged.pid"), "--log-file=" + Path("log/munged.log"),
             "--seed-file=" + Path("munge/munged.seed")};
+    // A thousand slurmd and their jobs authenticate at once (munge's own advice is 10 threads).
+    if (options_.profile == "large") argv.push_back("--num-threads=10");
+    return argv;
   }
   if (name == "mariadbd") {
     return {Program("mariadbd"), "--no-defaults", "--user=root", "--datadir=" + Path("mysql/data"),
