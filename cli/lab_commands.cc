@@ -37,7 +37,7 @@ class LabCommands : public CommandGroup {
     add_dir(up);
     up->add_option("--nodes", options.nodes,
                    "Number of slurmd nodes: 1 to 64, or with --profile large a multiple of 64 "
-                   "from 256 to 1024 (default 4; give 1024 for the full large lab)")
+                   "from 256 to 1024 (default 4; 1024 with --profile large)")
         ->check(CLI::Range(1, 1024))
         ->capture_default_str();
     up->add_option("--port-base", options.port_base,

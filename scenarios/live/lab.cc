@@ -429,9 +429,10 @@ Status Lab::WriteConfig() const {
   const bool large = options_.profile == "large";
   // The large profile's partitions and scale settings (MaxJobCount, MaxArraySize, the
   // scheduler's): slurm.conf ends with them.
-  std::string scale = large ? LargeSlurmConf(GenerateLargeTrace(
-                                  options_.seed, LargeOptions{.nodes = options_.nodes}))
-                            : "";
+  std::string scale =
+      large
+          ? LargeSlurmConf(GenerateLargeTrace(options_.seed, LargeOptions{.nodes = options_.nodes}))
+          : "";
   std::string nodes = NodesConf(*this, n, gpus, scale.substr(0, scale.find("MaxJobCount")));
   scale = large ? "\n" + scale.substr(scale.find("MaxJobCount")) : "";
   // Faults show within seconds on a small lab. A thousand slurmd on two cores answer a ping in
@@ -440,26 +441,27 @@ Status Lab::WriteConfig() const {
   const std::string health_check =
       large ? "# No health check: 1,024 slurmd running it every few seconds would take the CPUs.\n"
             : "# Drains a node whose GPU query fails or reports uncorrectable ECC errors.\n"
-              "HealthCheckProgram=" + options_.dir + "/etc/healthcheck.sh\n"
-              "HealthCheckInterval=5\nHealthCheckNodeState=ANY\n";
-  std::map<std::string, std::string> vars = {{"DIR", options_.dir},
-                                             {"CLUSTER", options_.cluster},
-                                             {"CTLD_PORT", std::to_string(CtldPort())},
-                                             {"DBD_PORT", std::to_string(DbdPort())},
-                                             {"DB_PORT", std::to_string(DbPort())},
-                                             {"NODES", nodes},
-                                             {"SCALE", scale},
-                                             {"SLURMD_TIMEOUT", large ? "300" : "10"},
-                                             {"MESSAGE_TIMEOUT", large ? "30" : "10"},
-                                             {"MIN_JOB_AGE", large ? "60" : "300"},
-                                             {"HEALTH_CHECK", health_check},
-                                             // The health check's sinfo and scontrol: the lab's
-                                             // release (a 22.05 client cannot talk to a 25.11
-                                             // controller).
-                                             {"SLURM_PATH", options_.slurm_prefix.empty()
-                                                                ? "/usr/bin:/bin"
-                                                                : options_.slurm_prefix +
-                                                                      "/bin:/usr/bin:/bin"}};
+              "HealthCheckProgram=" +
+                  options_.dir +
+                  "/etc/healthcheck.sh\n"
+                  "HealthCheckInterval=5\nHealthCheckNodeState=ANY\n";
+  std::map<std::string, std::string> vars = {
+      {"DIR", options_.dir},
+      {"CLUSTER", options_.cluster},
+      {"CTLD_PORT", std::to_string(CtldPort())},
+      {"DBD_PORT", std::to_string(DbdPort())},
+      {"DB_PORT", std::to_string(DbPort())},
+      {"NODES", nodes},
+      {"SCALE", scale},
+      {"SLURMD_TIMEOUT", large ? "300" : "10"},
+      {"MESSAGE_TIMEOUT", large ? "30" : "10"},
+      {"MIN_JOB_AGE", large ? "60" : "300"},
+      {"HEALTH_CHECK", health_check},
+      // The health check's sinfo and scontrol: the lab's
+      // release (a 22.05 client cannot talk to a 25.11
+      // controller).
+      {"SLURM_PATH", options_.slurm_prefix.empty() ? "/usr/bin:/bin"
+                                                   : options_.slurm_prefix + "/bin:/usr/bin:/bin"}};
   struct Out {
     const char* tmpl;
     const char* path;
@@ -496,10 +498,14 @@ Status Lab::WriteConfig() const {
 
 std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
   if (name == "munged") {
-    std::vector<std::string> argv = {Program("munged"), "--foreground", "--force",
-            "--key-file=" + Path("munge/munge.key"), "--socket=" + Path("run/munge.socket.2"),
-            "--pid-file=" + Path("run/munged.pid"), "--log-file=" + Path("log/munged.log"),
-            "--seed-file=" + Path("munge/munged.seed")};
+    std::vector<std::string> argv = {Program("munged"),
+                                     "--foreground",
+                                     "--force",
+                                     "--key-file=" + Path("munge/munge.key"),
+                                     "--socket=" + Path("run/munge.socket.2"),
+                                     "--pid-file=" + Path("run/munged.pid"),
+                                     "--log-file=" + Path("log/munged.log"),
+                                     "--seed-file=" + Path("munge/munged.seed")};
     // A thousand slurmd and their jobs authenticate at once (munge's own advice is 10 threads).
     if (options_.profile == "large") argv.push_back("--num-threads=10");
     return argv;
@@ -589,15 +595,15 @@ Status Lab::StartNodes(std::ostream& progress) {
       if (Status s = CheckPortFree(port, "slurmd of " + nodes[i]); !s.ok()) return s;
       SpawnResult spawned = SpawnDaemon(DaemonArgv(name), env, Path("log/" + name + ".stdout"));
       if (!spawned.id) return Status::Error(name + ": " + spawned.error);
-      if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n",
-                     fs::perms(0644))) {
+      if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
         return Status::Error("cannot record the PID of " + name);
       }
     }
     const int want = static_cast<int>(last * 9 / 10);
     int idle = 0;
     Status ready = WaitFor(std::chrono::seconds(120), [&]() -> Status {
-      ToolResult r = Client({"sinfo", "-h", "-N", "-t", "idle", "-o", "%N"}, std::chrono::seconds(10));
+      ToolResult r =
+          Client({"sinfo", "-h", "-N", "-t", "idle", "-o", "%N"}, std::chrono::seconds(10));
       idle = static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
       return idle >= want ? Status() : Status::Error(std::to_string(idle) + " idle");
     });
@@ -766,8 +772,8 @@ std::string LabFootprint::ToText() const {
   o.setf(std::ios::fixed);
   o.precision(0);
   o << "footprint: " << daemons << " daemons " << daemon_rss_kib / 1024.0 << " MiB RSS (slurmd "
-    << slurmds << " x " << (slurmds ? slurmd_rss_kib / 1024.0 / slurmds : 0.0) << " MiB = "
-    << slurmd_rss_kib / 1024.0 << " MiB; slurmctld " << slurmctld_rss_kib / 1024.0
+    << slurmds << " x " << (slurmds ? slurmd_rss_kib / 1024.0 / slurmds : 0.0)
+    << " MiB = " << slurmd_rss_kib / 1024.0 << " MiB; slurmctld " << slurmctld_rss_kib / 1024.0
     << " MiB), their CPU " << daemon_cpu_s << " s; " << job_processes << " job processes "
     << job_rss_kib / 1024.0 << " MiB RSS";
   return o.str();
@@ -885,9 +891,9 @@ Status Lab::Up(std::ostream& progress) {
   }
   // Ready as a clean lab first: the busy profile is put on a lab whose nodes are all idle.
   const std::string& profile = options_.profile;
-  const auto settle = large ? std::max<std::chrono::seconds>(options_.start_timeout,
-                                                             std::chrono::seconds(300))
-                            : options_.start_timeout;
+  const auto settle =
+      large ? std::max<std::chrono::seconds>(options_.start_timeout, std::chrono::seconds(300))
+            : options_.start_timeout;
   if (Status s = WaitSettled(settle, /*busy=*/false); !s.ok()) {
     return Status::Error("the lab did not become ready: " + s.message());
   }

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -464,8 +464,8 @@ Status SubmitPhase(const Lab& lab, const LargeTrace& trace, LargePhase phase,
         std::lock_guard<std::mutex> lock(mu);
         dep = ids[static_cast<size_t>(j.depends_on)];
       }
-      ToolResult r = lab.Client(LargeSbatchArgv(j, groups.at(j.user), workdir, dep),
-                                std::chrono::seconds(60));
+      ToolResult r =
+          lab.Client(LargeSbatchArgv(j, groups.at(j.user), workdir, dep), std::chrono::seconds(60));
       std::lock_guard<std::mutex> lock(mu);
       if (!r.ok()) {
         if (error.empty()) error = "sbatch " + j.name + " as " + j.user + ": " + r.Summary();
@@ -528,10 +528,10 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
     if (!r.ok()) return Status::Error("sacctmgr modify account: " + r.Summary());
   }
   if (Status s = AddAccounts(lab, {}, trace.users); !s.ok()) return s;
-  ToolResult resv = lab.Client({"scontrol", "create", "reservation",
-                                "ReservationName=" + trace.reservation, "StartTime=now+24hours",
-                                "Duration=240", "Nodes=" + trace.reservation_nodes,
-                                "Accounts=" + trace.reservation_account});
+  ToolResult resv =
+      lab.Client({"scontrol", "create", "reservation", "ReservationName=" + trace.reservation,
+                  "StartTime=now+24hours", "Duration=240", "Nodes=" + trace.reservation_nodes,
+                  "Accounts=" + trace.reservation_account});
   if (!resv.ok()) return Status::Error("scontrol create reservation: " + resv.Summary());
   progress << "  large profile (seed " << trace.seed << "): " << trace.users.size() << " users in "
            << trace.accounts.size() << " accounts, QOS and limits, reservation "
@@ -560,13 +560,13 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
     const long ended = JobsEnded(lab) - ended_before;
     if (q.ok() && q.out.empty()) break;
     if (Clock::now() >= deadline) {
-      return Status::Error("the history did not finish in time: " + std::to_string(ended) +
-                           " of " + std::to_string(history) + " tasks ended");
+      return Status::Error("the history did not finish in time: " + std::to_string(ended) + " of " +
+                           std::to_string(history) + " tasks ended");
     }
     if (Seconds(last_print) >= 30) {
       progress << "  history: " << ended << "/" << history << " ended, "
-               << Rate(static_cast<double>(ended), Seconds(phase)) << " +"
-               << Fixed2(Seconds(start)) << " s\n";
+               << Rate(static_cast<double>(ended), Seconds(phase)) << " +" << Fixed2(Seconds(start))
+               << " s\n";
       last_print = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -584,8 +584,8 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
   const long want_running = trace.Tasks(LargePhase::kRunning);
   long running = 0;
   Status started = WaitFor(std::chrono::seconds(600), [&]() -> Status {
-    running = CountLines(lab.Client({"squeue", "-h", "-r", "-t", "R", "-o", "%i"},
-                                    std::chrono::seconds(30)));
+    running = CountLines(
+        lab.Client({"squeue", "-h", "-r", "-t", "R", "-o", "%i"}, std::chrono::seconds(30)));
     return running >= want_running * 95 / 100
                ? Status()
                : Status::Error(std::to_string(running) + " of " + std::to_string(want_running) +

@@ -127,10 +127,10 @@ TEST(LargeLab, UpShowsASitesQueueAndDownLeavesNothing) {
     ToolResult gres = lab.Client({"scontrol", "show", "node", "node1"}, seconds(30));
     EXPECT_NE(gres.out.find("Gres=gpu:2"), std::string::npos) << gres.out;
     // The GPU nodes' nvidia-smi test double, healthy.
-    ToolResult smi = RunTool({lab.Path("nodes/node1/bin/nvidia-smi"),
-                              "--query-gpu=ecc.errors.uncorrected.volatile.total",
-                              "--format=csv,noheader,nounits"},
-                             lab.ClientEnv(), seconds(10));
+    ToolResult smi = RunTool(
+        {lab.Path("nodes/node1/bin/nvidia-smi"),
+         "--query-gpu=ecc.errors.uncorrected.volatile.total", "--format=csv,noheader,nounits"},
+        lab.ClientEnv(), seconds(10));
     EXPECT_EQ(smi.out, "0\n0\n") << smi.Summary();
 
     // Running and pending, task by task.
@@ -139,9 +139,10 @@ TEST(LargeLab, UpShowsASitesQueueAndDownLeavesNothing) {
     EXPECT_GE(run, trace.Tasks(LargePhase::kRunning) * 95 / 100);
     // The reasons are the scheduler's: wait for a pass of the main scheduler and the backfill.
     std::map<std::string, long> reasons;
-    const std::set<std::string> want = {"Priority", "Resources", "QOSMaxJobsPerUserLimit",
-                                        "AssocGrpJobsLimit", "Reservation", "Dependency",
-                                        "JobHeldUser", "BeginTime"};
+    const std::set<std::string> want = {
+        "Priority",          "Resources",   "QOSMaxJobsPerUserLimit",
+        "AssocGrpJobsLimit", "Reservation", "Dependency",
+        "JobHeldUser",       "BeginTime"};
     auto deadline = Clock::now() + seconds(150);
     long queued = 0;
     while (true) {
@@ -159,16 +160,16 @@ TEST(LargeLab, UpShowsASitesQueueAndDownLeavesNothing) {
     for (const auto& [r, n] : reasons) std::cout << " " << r << "=" << n;
     std::cout << "\n";
     for (const std::string& w : want) EXPECT_TRUE(reasons.count(w)) << "no job pending for " << w;
-    EXPECT_GE(run + queued, (trace.Tasks(LargePhase::kRunning) +
-                             trace.Tasks(LargePhase::kPending)) * 95 / 100);
+    EXPECT_GE(run + queued,
+              (trace.Tasks(LargePhase::kRunning) + trace.Tasks(LargePhase::kPending)) * 95 / 100);
     if (nodes == 1024) {
       EXPECT_GE(run + queued, 20000);
     }
 
     // Finished jobs, as accounting has them (array tasks one a line).
-    ToolResult acct = lab.Client({"sacct", "-a", "-X", "-n", "-S", "now-1days", "-E", "now", "-s",
-                                  "CD,F", "-o", "JobID"},
-                                 seconds(120));
+    ToolResult acct = lab.Client(
+        {"sacct", "-a", "-X", "-n", "-S", "now-1days", "-E", "now", "-s", "CD,F", "-o", "JobID"},
+        seconds(120));
     ASSERT_TRUE(acct.ok()) << acct.Summary();
     const long finished = static_cast<long>(Lines(acct.out).size());
     std::cout << "finished in sacct: " << finished << "\n";

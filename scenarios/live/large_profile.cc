@@ -18,14 +18,15 @@ const std::vector<std::string> kUserNames = {"alice", "bob",   "carol", "dave", 
                                              "oscar", "peggy", "trent", "wendy"};
 const std::vector<std::string> kHistoryNames = {"qc_chunk", "hash_files", "index_tiles",
                                                 "checksum", "param_scan", "mc_sample"};
-const std::vector<std::string> kGpuNames = {"train_resnet", "train_bert", "finetune_llama",
-                                            "train_unet", "infer_batch", "train_gnn"};
+const std::vector<std::string> kGpuNames = {"train_resnet", "train_bert",  "finetune_llama",
+                                            "train_unet",   "infer_batch", "train_gnn"};
 const std::vector<std::string> kMpiNames = {"wrf_forecast", "gromacs_md", "lammps_run",
-                                            "openfoam_les", "cp2k_md", "nek5000"};
+                                            "openfoam_les", "cp2k_md",    "nek5000"};
 const std::vector<std::string> kCpuNames = {"align_reads", "blast_search", "bcftools_call",
-                                            "vasp_relax", "preprocess", "sort_bams", "make_plots"};
+                                            "vasp_relax",  "preprocess",   "sort_bams",
+                                            "make_plots"};
 const std::vector<std::string> kArrayNames = {"sweep_params", "render_frames", "align_batch",
-                                              "mc_samples", "bootstrap", "tile_images"};
+                                              "mc_samples",   "bootstrap",     "tile_images"};
 
 std::string Join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
@@ -347,8 +348,7 @@ Status CheckLargeNodes(int nodes) {
   if (nodes < kLargeMinNodes || nodes > kLargeMaxNodes || nodes % 64 != 0) {
     return Status::Error("--nodes " + std::to_string(nodes) +
                          ": the large profile takes a multiple of 64 between " +
-                         std::to_string(kLargeMinNodes) + " and " +
-                         std::to_string(kLargeMaxNodes));
+                         std::to_string(kLargeMinNodes) + " and " + std::to_string(kLargeMaxNodes));
   }
   return {};
 }

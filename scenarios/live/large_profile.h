@@ -78,9 +78,9 @@ struct LargeJob {
   std::string partition = "cpu";
   std::string qos;  // empty: the default (normal)
   std::string name;
-  int copies = 1;      // how many times this sbatch is run
-  int array = 0;       // > 0: --array=0-(array-1)
-  int nodes = 1;       // -N
+  int copies = 1;          // how many times this sbatch is run
+  int array = 0;           // > 0: --array=0-(array-1)
+  int nodes = 1;           // -N
   bool exclusive = false;  // whole nodes
   int gpus_per_node = 0;
   int seconds = 0;  // what it sleeps (0: `true`)

@@ -132,9 +132,8 @@ TEST(LargeTrace, JobMixAtFullSize) {
   EXPECT_LE(running + pending, 50000);
   EXPECT_GT(Tasks(t, LargePhase::kHistory, "FAILED"), 0);
   EXPECT_GT(Tasks(t, LargePhase::kHistory, "COMPLETED"), 0);
-  for (const char* reason : {"Priority or Resources", "QOSMaxJobsPerUserLimit",
-                             "AssocGrpJobsLimit", "Reservation", "Dependency", "JobHeldUser",
-                             "BeginTime"}) {
+  for (const char* reason : {"Priority or Resources", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit",
+                             "Reservation", "Dependency", "JobHeldUser", "BeginTime"}) {
     EXPECT_TRUE(Shows(t, std::string("PENDING ") + reason)) << reason;
   }
   // Both job arrays and single jobs, in every phase but the history (arrays only).
@@ -233,10 +232,10 @@ TEST(LargeTrace, SbatchArgvSaysWhatTheJobIs) {
     return std::find(argv.begin(), argv.end(), a) != argv.end();
   };
   EXPECT_EQ(argv.front(), "sbatch");
-  for (const char* a : {"--uid=rcau-alice", "--account=bio", "--partition=gpu", "--qos=scavenger",
-                        "--nodes=4", "--exclusive", "--gres=gpu:2", "--array=0-99", "--time=5",
-                        "--reservation=training_123", "--dependency=afterok:42",
-                        "--output=/dev/null"}) {
+  for (const char* a :
+       {"--uid=rcau-alice", "--account=bio", "--partition=gpu", "--qos=scavenger", "--nodes=4",
+        "--exclusive", "--gres=gpu:2", "--array=0-99", "--time=5", "--reservation=training_123",
+        "--dependency=afterok:42", "--output=/dev/null"}) {
     EXPECT_TRUE(has(a)) << a;
   }
   EXPECT_EQ(argv.back(), "sleep 60");
