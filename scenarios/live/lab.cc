@@ -602,9 +602,13 @@ Status Lab::StartNodes(std::ostream& progress) {
     const int want = static_cast<int>(last * 9 / 10);
     int idle = 0;
     Status ready = WaitFor(std::chrono::seconds(120), [&]() -> Status {
+      // A node in several partitions is listed once for each.
       ToolResult r =
           Client({"sinfo", "-h", "-N", "-t", "idle", "-o", "%N"}, std::chrono::seconds(10));
-      idle = static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
+      std::istringstream names(r.out);
+      std::set<std::string> unique;
+      for (std::string node; names >> node;) unique.insert(node);
+      idle = static_cast<int>(unique.size());
       return idle >= want ? Status() : Status::Error(std::to_string(idle) + " idle");
     });
     if (!ready.ok()) {
