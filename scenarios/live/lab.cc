@@ -911,7 +911,9 @@ Status Lab::Up(std::ostream& progress) {
     }
   }
   if (large) {
-    LargeTrace trace = GenerateLargeTrace(options_.seed, LargeOptions{.nodes = options_.nodes});
+    LargeTrace trace = GenerateLargeTrace(
+        options_.seed,
+        LargeOptions{.nodes = options_.nodes, .history_tasks = options_.large_history});
     if (Status s = ApplyLargeProfile(*this, trace, progress); !s.ok()) {
       return Status::Error("the large profile failed: " + s.message());
     }

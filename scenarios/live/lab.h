@@ -59,6 +59,9 @@ struct LabOptions {
   std::string profile = "clean";
   // The busy profile's seed: the same seed, the same users, jobs and timings.
   std::uint64_t seed = 1;
+  // The large profile's finished jobs (LargeOptions::history_tasks); < 0: the plan's 50,000 at
+  // 1,024 nodes, scaled. Not kept in lab.conf: it matters only while Up() runs.
+  int large_history = -1;
   // Where the busy profile records the Unix users it created and the labs holding each, shared
   // by every lab on the machine.
   std::string user_registry = "/var/lib/slurm-rca/users";

@@ -147,9 +147,9 @@ void AddAccountsAndUsers(Rng& rng, LargeTrace& t) {
   }
 }
 
-void AddHistory(Planner& p) {
-  // 50,000 tasks at 1,024 nodes, in arrays of 1,000 (scaled): one in ten exits 1 (FAILED).
-  const int size = p.Scaled(1000);
+void AddHistory(Planner& p, int history_tasks) {
+  // 50,000 tasks at 1,024 nodes, in 50 arrays of 1,000 (scaled): one in ten exits 1 (FAILED).
+  const int size = history_tasks < 0 ? p.Scaled(1000) : std::max(1, history_tasks / 50);
   for (int i = 0; i < 50; ++i) {
     LargeJob j = p.Job(LargePhase::kHistory, kHistoryNames);
     j.array = size;
@@ -377,7 +377,7 @@ LargeTrace GenerateLargeTrace(std::uint64_t seed, const LargeOptions& options) {
   t.reservation = "training_" + std::to_string(rng.Between(100, 999));
   const int first_cpu = t.gpu_nodes + 1;
   t.reservation_nodes = HostRange(first_cpu, first_cpu + p.Scaled(8) - 1);
-  AddHistory(p);
+  AddHistory(p, options.history_tasks);
   const int first_mpi = AddRunning(p);
   AddPending(p, first_mpi, options.horizon_s);
   return t;

@@ -47,6 +47,9 @@ namespace slurm_rca::live {
 struct LargeOptions {
   int nodes = 1024;      // a multiple of 64, between kLargeMinNodes and kLargeMaxNodes
   int horizon_s = 7200;  // how long the running and pending background lasts
+  // Finished jobs the history leaves in accounting; < 0: 50,000 scaled to the nodes. A bounded
+  // test asks for fewer: at about 30 tasks a second (README) the history is most of a bring-up.
+  int history_tasks = -1;
 };
 
 inline constexpr int kLargeMinNodes = 256;

@@ -182,6 +182,16 @@ TEST(LargeTrace, ScalesWithTheNodes) {
   EXPECT_EQ(quarter.users.size(), full.users.size());
 }
 
+// A bounded test asks for fewer finished jobs; the rest of the plan does not change.
+TEST(LargeTrace, HistoryCanBeBounded) {
+  LargeTrace plan = GenerateLargeTrace(1, LargeOptions{.nodes = 256});
+  LargeTrace bounded = GenerateLargeTrace(1, LargeOptions{.nodes = 256, .history_tasks = 2000});
+  EXPECT_EQ(plan.Tasks(LargePhase::kHistory), 12500);
+  EXPECT_EQ(bounded.Tasks(LargePhase::kHistory), 2000);
+  EXPECT_EQ(bounded.Tasks(LargePhase::kRunning), plan.Tasks(LargePhase::kRunning));
+  EXPECT_EQ(bounded.Tasks(LargePhase::kPending), plan.Tasks(LargePhase::kPending));
+}
+
 TEST(LargeTrace, TheSameSeedGivesTheSameTrace) {
   for (std::uint64_t seed : {0ULL, 1ULL, 7ULL, 123456789ULL, ~0ULL}) {
     EXPECT_EQ(GenerateLargeTrace(seed).ToText(), GenerateLargeTrace(seed).ToText()) << seed;
