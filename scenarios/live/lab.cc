@@ -617,7 +617,7 @@ Status Lab::StartNodes(std::ostream& progress) {
                            std::to_string(last));
     }
     progress << "  slurmd " << last << "/" << nodes.size() << " started, " << idle << " idle +"
-             << Fixed(Since(start)) << " s\n";
+             << Fixed(Since(start)) << " s\n" << std::flush;
   }
   return {};
 }

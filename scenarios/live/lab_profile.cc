@@ -535,7 +535,7 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
   if (!resv.ok()) return Status::Error("scontrol create reservation: " + resv.Summary());
   progress << "  large profile (seed " << trace.seed << "): " << trace.users.size() << " users in "
            << trace.accounts.size() << " accounts, QOS and limits, reservation "
-           << trace.reservation << " +" << Fixed2(Seconds(start)) << " s\n";
+           << trace.reservation << " +" << Fixed2(Seconds(start)) << " s\n" << std::flush;
 
   std::map<std::string, std::string> groups;
   for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
@@ -550,7 +550,7 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
     return s;
   }
   progress << "  history: " << submitted << " tasks submitted +" << Fixed2(Seconds(phase))
-           << " s\n";
+           << " s\n" << std::flush;
   const long history = trace.Tasks(LargePhase::kHistory);
   // At 10 tasks a second at worst, and never less than 10 minutes.
   const auto deadline = Clock::now() + std::chrono::seconds(std::max(600L, history / 10));
@@ -566,14 +566,14 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
     if (Seconds(last_print) >= 30) {
       progress << "  history: " << ended << "/" << history << " ended, "
                << Rate(static_cast<double>(ended), Seconds(phase)) << " +" << Fixed2(Seconds(start))
-               << " s\n";
+               << " s\n" << std::flush;
       last_print = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
   const double history_s = Seconds(phase);
   progress << "  history: " << history << " tasks ended in " << Fixed2(history_s) << " s ("
-           << Rate(static_cast<double>(history), history_s) << ")\n";
+           << Rate(static_cast<double>(history), history_s) << ")\n" << std::flush;
 
   // Running: submitted, then waited for until (nearly) all run.
   phase = Clock::now();
@@ -593,7 +593,7 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
   });
   if (!started.ok()) return Status::Error("the running jobs did not start: " + started.message());
   progress << "  running: " << running << " of " << want_running << " tasks running +"
-           << Fixed2(Seconds(phase)) << " s\n";
+           << Fixed2(Seconds(phase)) << " s\n" << std::flush;
 
   // Pending: the queue at hand-over.
   phase = Clock::now();
@@ -603,8 +603,8 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
   }
   const double pending_s = Seconds(phase);
   progress << "  pending: " << submitted << " tasks submitted in " << Fixed2(pending_s) << " s ("
-           << Rate(static_cast<double>(submitted), pending_s) << ")\n";
-  progress << "  large profile applied +" << Fixed2(Seconds(start)) << " s\n";
+           << Rate(static_cast<double>(submitted), pending_s) << ")\n" << std::flush;
+  progress << "  large profile applied +" << Fixed2(Seconds(start)) << " s\n" << std::flush;
   return {};
 }
 
