@@ -571,8 +571,20 @@ Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progre
     }
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
+  // The controller sends finished jobs to slurmdbd through its agent queue: accounting holds the
+  // whole history once the queue is empty.
+  Status drained = WaitFor(std::chrono::seconds(300), [&]() -> Status {
+    ToolResult r = lab.Client({"sdiag"}, std::chrono::seconds(20));
+    size_t at = r.out.find("DBD Agent queue size:");
+    if (!r.ok() || at == std::string::npos) return Status::Error("sdiag: " + r.Summary());
+    long queued = std::strtol(r.out.c_str() + at + 21, nullptr, 10);
+    return queued == 0 ? Status() : Status::Error(std::to_string(queued) + " messages queued");
+  });
+  if (!drained.ok()) {
+    return Status::Error("accounting did not catch up with the history: " + drained.message());
+  }
   const double history_s = Seconds(phase);
-  progress << "  history: " << history << " tasks ended in " << Fixed2(history_s) << " s ("
+  progress << "  history: " << history << " tasks ended and in accounting in " << Fixed2(history_s) << " s ("
            << Rate(static_cast<double>(history), history_s) << ")\n" << std::flush;
 
   // Running: submitted, then waited for until (nearly) all run.

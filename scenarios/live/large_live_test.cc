@@ -177,11 +177,18 @@ TEST(LargeLab, UpShowsASitesQueueAndDownLeavesNothing) {
     }
 
     // Finished jobs, as accounting has them (array tasks one a line).
-    ToolResult acct = lab.Client(
-        {"sacct", "-a", "-X", "-n", "-S", "now-1days", "-E", "now", "-s", "CD,F", "-o", "JobID"},
-        seconds(120));
-    ASSERT_TRUE(acct.ok()) << acct.Summary();
-    const long finished = static_cast<long>(Lines(acct.out).size());
+    // Up() returns once the controller's queue to slurmdbd is empty; slurmdbd may still be
+    // committing the last of it.
+    long finished = 0;
+    for (auto until = Clock::now() + seconds(60);;) {
+      ToolResult acct = lab.Client({"sacct", "-a", "-X", "-n", "-S", "now-1days", "-E", "now",
+                                    "-s", "CD,F", "-o", "JobID"},
+                                   seconds(120));
+      ASSERT_TRUE(acct.ok()) << acct.Summary();
+      finished = static_cast<long>(Lines(acct.out).size());
+      if (finished >= trace.Tasks(LargePhase::kHistory) || Clock::now() >= until) break;
+      std::this_thread::sleep_for(seconds(5));
+    }
     std::cout << "finished in sacct: " << finished << "\n";
     EXPECT_GE(finished, trace.Tasks(LargePhase::kHistory));
     std::cout << lab.MeasureFootprint().ToText() << "\n";

@@ -153,6 +153,7 @@ void AddHistory(Planner& p, int history_tasks) {
   for (int i = 0; i < 50; ++i) {
     LargeJob j = p.Job(LargePhase::kHistory, kHistoryNames);
     j.array = size;
+    j.array_limit = 6;
     j.time_limit_min = 5;
     j.exit_code = p.rng().Chance(10) ? 1 : 0;
     j.shows = j.exit_code ? "FAILED" : "COMPLETED";
@@ -333,7 +334,7 @@ std::string LargeTrace::ToText() const {
   for (size_t i = 0; i < jobs.size(); ++i) {
     const LargeJob& j = jobs[i];
     o << "job " << i << " phase=" << PhaseName(j.phase) << " copies=" << j.copies
-      << " array=" << j.array << " user=" << j.user << " account=" << j.account
+      << " array=" << j.array << "%" << j.array_limit << " user=" << j.user << " account=" << j.account
       << " partition=" << j.partition << " qos=" << j.qos << " name=" << j.name
       << " nodes=" << j.nodes << " exclusive=" << j.exclusive << " gpus=" << j.gpus_per_node
       << " seconds=" << j.seconds << " exit=" << j.exit_code << " time=" << j.time_limit_min
@@ -417,7 +418,10 @@ std::vector<std::string> LargeSbatchArgv(const LargeJob& j, const std::string& g
   if (!j.qos.empty()) argv.push_back("--qos=" + j.qos);
   if (j.exclusive) argv.push_back("--exclusive");
   if (j.gpus_per_node > 0) argv.push_back("--gres=gpu:" + std::to_string(j.gpus_per_node));
-  if (j.array > 0) argv.push_back("--array=0-" + std::to_string(j.array - 1));
+  if (j.array > 0) {
+    argv.push_back("--array=0-" + std::to_string(j.array - 1) +
+                   (j.array_limit > 0 ? "%" + std::to_string(j.array_limit) : ""));
+  }
   if (j.hold) argv.push_back("--hold");
   if (j.begin_s > 0) argv.push_back("--begin=now+" + std::to_string(j.begin_s));
   if (!j.reservation.empty()) argv.push_back("--reservation=" + j.reservation);

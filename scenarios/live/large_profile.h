@@ -22,7 +22,8 @@
 //     account, drawn, is capped by an association limit (GrpJobs); QOS high (priority) and
 //     scavenger (MaxJobsPerUser);
 //   - history: about 50,000 array tasks of `true` (some exiting 1), run to completion before the
-//     lab is handed over;
+//     lab is handed over, at most 300 at once (50 arrays, %6 each): on 1,024 nodes 2,048 tasks
+//     launched at once took the machine to a load of 343 and the controller stopped answering;
 //   - running for the horizon: GPU jobs filling the gpu partition, 8-node exclusive MPI jobs on
 //     half the cpu partition, one-CPU jobs and arrays on the rest (at least 1,000 jobs); the
 //     capped account and the scavenger user run exactly up to their limits;
@@ -83,6 +84,7 @@ struct LargeJob {
   std::string name;
   int copies = 1;          // how many times this sbatch is run
   int array = 0;           // > 0: --array=0-(array-1)
+  int array_limit = 0;     // > 0: at most this many of its tasks at once (--array=...%N)
   int nodes = 1;           // -N
   bool exclusive = false;  // whole nodes
   int gpus_per_node = 0;

@@ -131,6 +131,12 @@ TEST(LargeTrace, JobMixAtFullSize) {
   EXPECT_GE(running + pending, 20000);
   EXPECT_LE(running + pending, 50000);
   EXPECT_GT(Tasks(t, LargePhase::kHistory, "FAILED"), 0);
+  // The history runs at most 300 tasks at once, whatever the nodes.
+  long at_once = 0;
+  for (const LargeJob& j : t.jobs) {
+    if (j.phase == LargePhase::kHistory) at_once += j.array_limit > 0 ? j.array_limit : j.Tasks();
+  }
+  EXPECT_LE(at_once, 300);
   EXPECT_GT(Tasks(t, LargePhase::kHistory, "COMPLETED"), 0);
   for (const char* reason : {"Priority or Resources", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit",
                              "Reservation", "Dependency", "JobHeldUser", "BeginTime"}) {
@@ -233,6 +239,7 @@ TEST(LargeTrace, SbatchArgvSaysWhatTheJobIs) {
   j.exclusive = true;
   j.gpus_per_node = 2;
   j.array = 100;
+  j.array_limit = 3;
   j.seconds = 60;
   j.time_limit_min = 5;
   j.reservation = "training_123";
@@ -244,7 +251,7 @@ TEST(LargeTrace, SbatchArgvSaysWhatTheJobIs) {
   EXPECT_EQ(argv.front(), "sbatch");
   for (const char* a :
        {"--uid=rcau-alice", "--account=bio", "--partition=gpu", "--qos=scavenger", "--nodes=4",
-        "--exclusive", "--gres=gpu:2", "--array=0-99", "--time=5", "--reservation=training_123",
+        "--exclusive", "--gres=gpu:2", "--array=0-99%3", "--time=5", "--reservation=training_123",
         "--dependency=afterok:42", "--output=/dev/null"}) {
     EXPECT_TRUE(has(a)) << a;
   }
