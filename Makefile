@@ -89,7 +89,7 @@ test: build fuzz-build
 # The large lab at full size, as root: 1,024 slurmd, a site's queue and history (scenarios/live/
 # README.md, "Large lab"). Not in make test, which runs the same test on 256 nodes.
 test-large: build
-	SLURM_RCA_LARGE_NODES=1024 $(BUILD)/bin/large_live_test
+	SLURM_RCA_LARGE_NODES=1024 SLURM_RCA_LARGE_HISTORY=-1 $(BUILD)/bin/large_live_test
 
 # Every live entry on the Slurm releases built into the cache (scripts/build-slurm.sh), the
 # extended ones (mcp_faults_live@RELEASE) included; `make test` runs all but those.
