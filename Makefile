@@ -10,7 +10,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
 .PHONY: record all deps configure build packages fuzz-build fuzz test test-releases asan-build tsan-build sanitize-build test-asan test-tsan test-sanitize demo bench bench-live capture clean help
-.PHONY: soak
+.PHONY: soak test-large
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "make fuzz    build every libFuzzer target with clang-14 into $(ASAN_BUILD)/bin and run each for FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make fuzz-build  only build them (make test runs each for 25 s and replays its seeds and regressions)"
 	@echo "make bench   build and run the guard, MCP, scoring and agent benchmarks (bench/; figures in bench/README.md)"
+	@echo "make test-large  as root: the large lab at 1,024 nodes (cluster up --profile large), its queue, history and footprint checked, then torn down (not in make test, which runs it on 256 nodes)"
 	@echo "make soak    mcp_load for 600 s: 64 HTTP clients against slurm-mcp on the replay back-end, zero failed requests and bounded memory (not in CI; make test runs it for 60 s)"
 	@echo "make bench-live  as root: cluster_bench (bring-up, tear-down and every fault's time to show and heal, about 4 min), then ctld_load_bench (slurmctld RPCs for 1, 10 and 50 agents in 3 configurations: 9 runs of 30 s on one lab)"
 	@echo "make capture as root: recapture real Slurm output into fixtures/slurm-22.05"
@@ -84,6 +85,11 @@ packages: build
 
 test: build fuzz-build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE release-extended
+
+# The large lab at full size, as root: 1,024 slurmd, a site's queue and history (scenarios/live/
+# README.md, "Large lab"). Not in make test, which runs the same test on 256 nodes.
+test-large: build
+	SLURM_RCA_LARGE_NODES=1024 SLURM_RCA_LARGE_HISTORY=-1 $(BUILD)/bin/large_live_test
 
 # Every live entry on the Slurm releases built into the cache (scripts/build-slurm.sh), the
 # extended ones (mcp_faults_live@RELEASE) included; `make test` runs all but those.

@@ -131,12 +131,19 @@ const sc::Scenario* FindScenario(const sc::Suite& suite, const std::string& id) 
   return nullptr;
 }
 
-void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed) {
-  c->add_option("--profile", *profile,
-                "The lab's background: clean (idle nodes, an empty queue) or busy (other "
-                "users' running and pending jobs, failed and timed-out jobs in accounting, "
-                "node4 drained for maintenance; scenarios/SCHEMA.md, \"The busy profile\")")
-      ->check(CLI::IsMember(slurm_rca::live::LabProfiles()))
+void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed, bool with_large) {
+  std::vector<std::string> profiles = {"clean", "busy"};
+  if (with_large) profiles = slurm_rca::live::LabProfiles();
+  c->add_option(
+       "--profile", *profile,
+       std::string("The lab's background: clean (idle nodes, an empty queue) or busy (other "
+                   "users' running and pending jobs, failed and timed-out jobs in "
+                   "accounting, node4 drained for maintenance; scenarios/SCHEMA.md, \"The "
+                   "busy profile\")") +
+           (with_large ? "; large: 256-1024 nodes with a site's queue and history "
+                         "(scenarios/live/large_profile.h; 1,024 nodes unless --nodes says)"
+                       : ""))
+      ->check(CLI::IsMember(profiles))
       ->capture_default_str();
   c->add_option("--seed", *seed,
                 "Seed of the busy profile: the same seed, the same users, jobs and timings")

@@ -35,7 +35,9 @@ void CutToRecorded(scenarios::Suite* suite);
 const scenarios::Scenario* FindScenario(const scenarios::Suite& suite, const std::string& id);
 
 // --profile clean|busy and --seed N of the commands that bring up a lab.
-void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed);
+// --profile and --seed. with_large: `large` is offered too (cluster up only: the scenarios are
+// recorded and run on the clean and busy labs).
+void AddProfile(CLI::App* c, std::string* profile, std::uint64_t* seed, bool with_large = false);
 // --slurm PREFIX: a release built by scripts/build-slurm.sh.
 void AddSlurm(CLI::App* c, std::string* prefix);
 // --dir DIR: the lab directory (default DefaultDir()).

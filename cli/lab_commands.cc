@@ -35,14 +35,16 @@ class LabCommands : public CommandGroup {
     up = cluster->add_subcommand(
         "up", "Start munged, MariaDB, slurmdbd, slurmctld and N slurmd on loopback");
     add_dir(up);
-    up->add_option("--nodes", options.nodes, "Number of slurmd nodes")
-        ->check(CLI::Range(1, 64))
+    up->add_option("--nodes", options.nodes,
+                   "Number of slurmd nodes: 1 to 64, or with --profile large a multiple of 64 "
+                   "from 256 to 1024 (default 4; 1024 with --profile large)")
+        ->check(CLI::Range(1, 1024))
         ->capture_default_str();
     up->add_option("--port-base", options.port_base,
                    "MariaDB base+6, slurmctld base+17, slurmdbd base+19, slurmd base+200+i")
         ->check(CLI::Range(1024, 65000))
         ->capture_default_str();
-    AddProfile(up, &options.profile, &options.seed);
+    AddProfile(up, &options.profile, &options.seed, /*with_large=*/true);
     AddSlurm(up, &options.slurm_prefix);
     down = cluster->add_subcommand(
         "down", "Stop every daemon of the lab by PID, heal its faults, remove the lab directory");
@@ -148,6 +150,10 @@ class LabCommands : public CommandGroup {
       return s.ok() ? 0 : Fail(s.message());
     }
 
+    // The large profile is a 1,024-node lab unless --nodes scales it down.
+    if (*up && options.profile == "large" && up->get_option("--nodes")->count() == 0) {
+      options.nodes = 1024;
+    }
     Lab lab(options);
     if (*up) {
       slurm_rca::base::Status s = lab.Up(std::cout);

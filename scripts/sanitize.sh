@@ -58,9 +58,11 @@ if [[ $kind == asan ]]; then
   # of waiting on Slurm. Nor agents_sbatch_live (rca-bench run, collect and score, which
   # agents_run runs under ASan, and a lab's slurmd running them). Nor the entries on other Slurm releases (NAME@25.11, ...): the same code
   # as their 22.05 entries against another release's daemons.
+  # Nor large_live (a 256-node lab, about 140 s of waiting on Slurm; its plan runs under ASan in
+  # large_profile_test, and its lab code is the lab's of scenario_smoke_busy).
   # Nor the fuzz entries: make test runs this build's fuzzers (ASan + UBSan) from the main build.
   ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE fuzz \
-    -E '^(scenario_smoke|live|profile_live|mcp_live|agents_sbatch_live)$|@' || rc=$?
+    -E '^(scenario_smoke|live|profile_live|large_live|mcp_live|agents_sbatch_live)$|@' || rc=$?
 else
   ctest --test-dir "$build" --output-on-failure -j "$jobs" -L concurrent || rc=$?
 fi

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "base/file.h"
+#include "scenarios/live/large_profile.h"
 #include "scenarios/live/profile.h"
 
 namespace slurm_rca::live {
@@ -230,7 +232,7 @@ std::string Lab::SlurmVersion() const {
 }
 
 const std::vector<std::string>& LabProfiles() {
-  static const std::vector<std::string> profiles = {"clean", "busy"};
+  static const std::vector<std::string> profiles = {"clean", "busy", "large"};
   return profiles;
 }
 
@@ -244,7 +246,9 @@ std::vector<std::string> Lab::NodeNames() const {
 
 std::vector<std::string> Lab::GpuNodeNames() const {
   std::vector<std::string> names = NodeNames();
-  names.resize(std::min<size_t>(names.size(), 2));
+  // The large profile: one node in eight (large_profile.h); every other lab: node1 and node2.
+  size_t gpus = options_.profile == "large" ? names.size() / 8 : 2;
+  names.resize(std::min<size_t>(names.size(), gpus));
   return names;
 }
 
@@ -346,8 +350,8 @@ Status Lab::CheckPortFree(int port, const std::string& who) const {
 namespace {
 
 // slurm.conf's NODES: n nodes with 2 CPUs each, the first `gpus` of them with two GPUs each, and
-// the partitions cpu (every node) and gpu.
-std::string NodesConf(const Lab& lab, int n, int gpus) {
+// the partitions cpu (every node) and gpu, or `partitions` when it is not empty.
+std::string NodesConf(const Lab& lab, int n, int gpus, const std::string& partitions) {
   std::string nodes = "NodeName=" + HostRange(1, gpus) +
                       " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
                       PortRange(lab.SlurmdPort(1), lab.SlurmdPort(gpus)) +
@@ -358,9 +362,24 @@ std::string NodesConf(const Lab& lab, int n, int gpus) {
              PortRange(lab.SlurmdPort(gpus + 1), lab.SlurmdPort(n)) +
              " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
   }
+  if (!partitions.empty()) return nodes + partitions;
   nodes += "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
   nodes += "PartitionName=gpu Nodes=" + HostRange(1, gpus) + " MaxTime=INFINITE State=UP";
   return nodes;
+}
+
+// The large profile's GPU nodes each get the nvidia-smi test double (templates/nvidia-smi.in) in
+// its healthy mode in their trusted bin directory, where `fault inject gpu-fake` puts a faulty one.
+Status InstallGpuDoubles(const Lab& lab) {
+  std::string tmpl = lab.options().templates + "/nvidia-smi.in";
+  std::optional<std::string> text = base::ReadFile(tmpl);
+  if (!text || text->empty()) return Status::Error("template " + tmpl + " is missing or empty");
+  std::string ok = Substitute(*text, {{"MODE", "ok"}});
+  for (const std::string& node : lab.GpuNodeNames()) {
+    std::string bin = lab.Path("nodes/" + node + "/bin/nvidia-smi");
+    if (!WriteFile(bin, ok, fs::perms(0755))) return Status::Error("cannot write " + bin);
+  }
+  return {};
 }
 
 Status WriteGresConf(const Lab& lab) {
@@ -407,20 +426,42 @@ Status Lab::WriteConfig() const {
 
   int n = options_.nodes;
   int gpus = static_cast<int>(GpuNodeNames().size());
-  std::string nodes = NodesConf(*this, n, gpus);
-  std::map<std::string, std::string> vars = {{"DIR", options_.dir},
-                                             {"CLUSTER", options_.cluster},
-                                             {"CTLD_PORT", std::to_string(CtldPort())},
-                                             {"DBD_PORT", std::to_string(DbdPort())},
-                                             {"DB_PORT", std::to_string(DbPort())},
-                                             {"NODES", nodes},
-                                             // The health check's sinfo and scontrol: the lab's
-                                             // release (a 22.05 client cannot talk to a 25.11
-                                             // controller).
-                                             {"SLURM_PATH", options_.slurm_prefix.empty()
-                                                                ? "/usr/bin:/bin"
-                                                                : options_.slurm_prefix +
-                                                                      "/bin:/usr/bin:/bin"}};
+  const bool large = options_.profile == "large";
+  // The large profile's partitions and scale settings (MaxJobCount, MaxArraySize, the
+  // scheduler's): slurm.conf ends with them.
+  std::string scale =
+      large
+          ? LargeSlurmConf(GenerateLargeTrace(options_.seed, LargeOptions{.nodes = options_.nodes}))
+          : "";
+  std::string nodes = NodesConf(*this, n, gpus, scale.substr(0, scale.find("MaxJobCount")));
+  scale = large ? "\n" + scale.substr(scale.find("MaxJobCount")) : "";
+  // Faults show within seconds on a small lab. A thousand slurmd on two cores answer a ping in
+  // more than 10 s, and a health check every 5 s on each of them would be 200 runs a second: the
+  // large lab waits longer, keeps finished jobs a minute, and runs no health check.
+  const std::string health_check =
+      large ? "# No health check: 1,024 slurmd running it every few seconds would take the CPUs.\n"
+            : "# Drains a node whose GPU query fails or reports uncorrectable ECC errors.\n"
+              "HealthCheckProgram=" +
+                  options_.dir +
+                  "/etc/healthcheck.sh\n"
+                  "HealthCheckInterval=5\nHealthCheckNodeState=ANY\n";
+  std::map<std::string, std::string> vars = {
+      {"DIR", options_.dir},
+      {"CLUSTER", options_.cluster},
+      {"CTLD_PORT", std::to_string(CtldPort())},
+      {"DBD_PORT", std::to_string(DbdPort())},
+      {"DB_PORT", std::to_string(DbPort())},
+      {"NODES", nodes},
+      {"SCALE", scale},
+      {"SLURMD_TIMEOUT", large ? "300" : "10"},
+      {"MESSAGE_TIMEOUT", large ? "30" : "10"},
+      {"MIN_JOB_AGE", large ? "60" : "300"},
+      {"HEALTH_CHECK", health_check},
+      // The health check's sinfo and scontrol: the lab's
+      // release (a 22.05 client cannot talk to a 25.11
+      // controller).
+      {"SLURM_PATH", options_.slurm_prefix.empty() ? "/usr/bin:/bin"
+                                                   : options_.slurm_prefix + "/bin:/usr/bin:/bin"}};
   struct Out {
     const char* tmpl;
     const char* path;
@@ -441,6 +482,9 @@ Status Lab::WriteConfig() const {
     }
   }
   if (Status s = WriteGresConf(*this); !s.ok()) return s;
+  if (large) {
+    if (Status s = InstallGpuDoubles(*this); !s.ok()) return s;
+  }
   std::string conf = "nodes " + std::to_string(n) + "\nport_base " +
                      std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
                      "\nprofile " + options_.profile + "\nseed " +
@@ -454,10 +498,17 @@ Status Lab::WriteConfig() const {
 
 std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
   if (name == "munged") {
-    return {Program("munged"), "--foreground", "--force",
-            "--key-file=" + Path("munge/munge.key"), "--socket=" + Path("run/munge.socket.2"),
-            "--pid-file=" + Path("run/munged.pid"), "--log-file=" + Path("log/munged.log"),
-            "--seed-file=" + Path("munge/munged.seed")};
+    std::vector<std::string> argv = {Program("munged"),
+                                     "--foreground",
+                                     "--force",
+                                     "--key-file=" + Path("munge/munge.key"),
+                                     "--socket=" + Path("run/munge.socket.2"),
+                                     "--pid-file=" + Path("run/munged.pid"),
+                                     "--log-file=" + Path("log/munged.log"),
+                                     "--seed-file=" + Path("munge/munged.seed")};
+    // A thousand slurmd and their jobs authenticate at once (munge's own advice is 10 threads).
+    if (options_.profile == "large") argv.push_back("--num-threads=10");
+    return argv;
   }
   if (name == "mariadbd") {
     return {Program("mariadbd"), "--no-defaults", "--user=root", "--datadir=" + Path("mysql/data"),
@@ -525,6 +576,49 @@ Status Lab::Provision(std::ostream& progress) const {
        "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"},
       kBaseEnv, std::chrono::seconds(30));
   if (!db.ok()) return Status::Error("cannot create the accounting database: " + db.Summary());
+  return {};
+}
+
+Status Lab::StartNodes(std::ostream& progress) {
+  // In waves of 64, each waited for until the controller counts most of it idle: a thousand slurmd
+  // started at once on two cores register late, and late nodes are set DOWN.
+  auto start = Clock::now();
+  std::vector<std::string> env = ClientEnv();
+  const std::vector<std::string> nodes = NodeNames();
+  const size_t wave = 64;
+  for (size_t first = 0; first < nodes.size(); first += wave) {
+    const size_t last = std::min(nodes.size(), first + wave);
+    for (size_t i = first; i < last; ++i) {
+      const std::string name = "slurmd-" + nodes[i];
+      if (auto id = DaemonId(name); id && IsAlive(*id)) continue;
+      const int port = SlurmdPort(static_cast<int>(i) + 1);
+      if (Status s = CheckPortFree(port, "slurmd of " + nodes[i]); !s.ok()) return s;
+      SpawnResult spawned = SpawnDaemon(DaemonArgv(name), env, Path("log/" + name + ".stdout"));
+      if (!spawned.id) return Status::Error(name + ": " + spawned.error);
+      if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
+        return Status::Error("cannot record the PID of " + name);
+      }
+    }
+    const int want = static_cast<int>(last * 9 / 10);
+    int idle = 0;
+    Status ready = WaitFor(std::chrono::seconds(120), [&]() -> Status {
+      // A node in several partitions is listed once for each.
+      ToolResult r =
+          Client({"sinfo", "-h", "-N", "-t", "idle", "-o", "%N"}, std::chrono::seconds(10));
+      std::istringstream names(r.out);
+      std::set<std::string> unique;
+      for (std::string node; names >> node;) unique.insert(node);
+      idle = static_cast<int>(unique.size());
+      return idle >= want ? Status() : Status::Error(std::to_string(idle) + " idle");
+    });
+    if (!ready.ok()) {
+      return Status::Error("slurmd " + nodes[first] + ".." + nodes[last - 1] +
+                           " did not register within 120 s: " + ready.message() + " of " +
+                           std::to_string(last));
+    }
+    progress << "  slurmd " << last << "/" << nodes.size() << " started, " << idle << " idle +"
+             << Fixed(Since(start)) << " s\n" << std::flush;
+  }
   return {};
 }
 
@@ -597,13 +691,13 @@ Status Lab::StopDaemon(const std::string& name) {
 }
 
 Status Lab::WaitReady(std::chrono::seconds timeout) const {
-  return WaitSettled(timeout, options_.profile == "busy");
+  return WaitSettled(timeout, options_.profile != "clean");
 }
 
 Status Lab::WaitSettled(std::chrono::seconds timeout, bool busy) const {
   // A busy lab rests with its maintenance node drained and its background jobs running.
   std::string maint_node, maint_reason;
-  if (busy) {
+  if (busy && options_.profile == "busy") {
     BusyTrace trace = GenerateBusyTrace(options_.seed, TraceOptions{.nodes = options_.nodes});
     maint_node = trace.maintenance_node;
     maint_reason = trace.maintenance_reason;
@@ -646,10 +740,76 @@ Status Lab::WaitSettled(std::chrono::seconds timeout, bool busy) const {
                            (busy ? " nodes in the busy profile's state" : " nodes idle") +
                            (wrong.empty() ? "" : "; " + wrong));
     }
-    ToolResult acct = Client({"sacct", "-n", "-X", "-a"}, std::chrono::seconds(5));
+    // A large lab's accounting holds tens of thousands of jobs: ask for one.
+    ToolResult acct = options_.profile == "large"
+                          ? Client({"sacct", "-n", "-X", "-a", "-j", "1"}, std::chrono::seconds(10))
+                          : Client({"sacct", "-n", "-X", "-a"}, std::chrono::seconds(5));
     if (!acct.ok()) return Status::Error("accounting does not answer: " + acct.Summary());
     return {};
   });
+}
+
+namespace {
+
+// VmRSS (KiB) and utime+stime (clock ticks) of a process, from /proc; nullopt once it is gone.
+std::optional<std::pair<long, long>> RssAndCpu(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  std::string status = base::ReadFile(dir + "/status").value_or("");
+  std::string stat = base::ReadFile(dir + "/stat").value_or("");
+  size_t at = status.find("VmRSS:"), close = stat.rfind(')');
+  if (at == std::string::npos || close == std::string::npos) return std::nullopt;
+  long rss = std::strtol(status.c_str() + at + 6, nullptr, 10);
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return std::make_pair(rss, utime + stime);
+}
+
+}  // namespace
+
+std::string LabFootprint::ToText() const {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(0);
+  o << "footprint: " << daemons << " daemons " << daemon_rss_kib / 1024.0 << " MiB RSS (slurmd "
+    << slurmds << " x " << (slurmds ? slurmd_rss_kib / 1024.0 / slurmds : 0.0)
+    << " MiB = " << slurmd_rss_kib / 1024.0 << " MiB; slurmctld " << slurmctld_rss_kib / 1024.0
+    << " MiB), their CPU " << daemon_cpu_s << " s; " << job_processes << " job processes "
+    << job_rss_kib / 1024.0 << " MiB RSS";
+  return o.str();
+}
+
+LabFootprint Lab::MeasureFootprint() const {
+  LabFootprint f;
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  for (const std::string& name : DaemonNames()) {
+    auto id = DaemonId(name);
+    if (!id || !IsAlive(*id)) continue;
+    auto m = RssAndCpu(id->pid);
+    if (!m) continue;
+    ++f.daemons;
+    f.daemon_rss_kib += m->first;
+    f.daemon_cpu_s += static_cast<double>(m->second) / static_cast<double>(ticks);
+    if (name.rfind("slurmd-", 0) == 0) {
+      ++f.slurmds;
+      f.slurmd_rss_kib += m->first;
+    }
+    if (name == "slurmctld") f.slurmctld_rss_kib = m->first;
+  }
+  std::string stepd = Program("slurmstepd");
+  std::error_code ec;
+  if (!stepd.empty()) stepd = fs::canonical(stepd, ec).string();
+  for (pid_t pid : JobProcesses(SlurmConf(), stepd)) {
+    if (auto m = RssAndCpu(pid)) {
+      ++f.job_processes;
+      f.job_rss_kib += m->first;
+    }
+  }
+  return f;
 }
 
 std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi) {
@@ -664,8 +824,11 @@ std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi) {
 
 Status Lab::Up(std::ostream& progress) {
   auto start = Clock::now();
-  if (options_.nodes < 1 || options_.nodes > 64) {
-    return Status::Error("--nodes must be between 1 and 64");
+  const bool large = options_.profile == "large";
+  if (large) {
+    if (Status s = CheckLargeNodes(options_.nodes); !s.ok()) return s;
+  } else if (options_.nodes < 1 || options_.nodes > 64) {
+    return Status::Error("--nodes must be between 1 and 64 (256 to 1024 with --profile large)");
   }
   if (options_.dir.empty() || options_.dir.front() != '/') {
     return Status::Error("--dir must be an absolute path");
@@ -675,7 +838,7 @@ Status Lab::Up(std::ostream& progress) {
   }
   const auto& profiles = LabProfiles();
   if (std::find(profiles.begin(), profiles.end(), options_.profile) == profiles.end()) {
-    return Status::Error("unknown profile '" + options_.profile + "' (clean or busy)");
+    return Status::Error("unknown profile '" + options_.profile + "' (clean, busy or large)");
   }
   if (options_.profile == "busy" && options_.nodes < 4) {
     return Status::Error("the busy profile needs at least 4 nodes (it drains node4 and pins "
@@ -693,7 +856,7 @@ Status Lab::Up(std::ostream& progress) {
   }
   progress << "starting the slurm-rca lab in " << options_.dir << " (" << options_.nodes
            << " nodes, cluster " << options_.cluster << ", profile " << options_.profile
-           << (options_.profile == "busy" ? ", seed " + std::to_string(options_.seed) : "")
+           << (options_.profile != "clean" ? ", seed " + std::to_string(options_.seed) : "")
            << ")\n";
   if (auto eph = EphemeralRange()) {
     progress << EphemeralPortWarning(options_.port_base, options_.nodes, eph->first, eph->second);
@@ -721,13 +884,21 @@ Status Lab::Up(std::ostream& progress) {
       return Status::Error(argv[2] + " " + argv[3] + " " + argv[4] + " failed: " + r.Summary());
     }
   }
-  for (const std::string& name : DaemonNames()) {
-    if (name == "munged" || name == "mariadbd" || name == "slurmdbd") continue;
-    if (Status s = StartDaemon(name, progress); !s.ok()) return s;
+  if (large) {
+    if (Status s = StartDaemon("slurmctld", progress); !s.ok()) return s;
+    if (Status s = StartNodes(progress); !s.ok()) return s;
+  } else {
+    for (const std::string& name : DaemonNames()) {
+      if (name == "munged" || name == "mariadbd" || name == "slurmdbd") continue;
+      if (Status s = StartDaemon(name, progress); !s.ok()) return s;
+    }
   }
   // Ready as a clean lab first: the busy profile is put on a lab whose nodes are all idle.
   const std::string& profile = options_.profile;
-  if (Status s = WaitSettled(options_.start_timeout, /*busy=*/false); !s.ok()) {
+  const auto settle =
+      large ? std::max<std::chrono::seconds>(options_.start_timeout, std::chrono::seconds(300))
+            : options_.start_timeout;
+  if (Status s = WaitSettled(settle, /*busy=*/false); !s.ok()) {
     return Status::Error("the lab did not become ready: " + s.message());
   }
   if (profile == "busy") {
@@ -739,10 +910,24 @@ Status Lab::Up(std::ostream& progress) {
       return Status::Error("the busy lab did not settle: " + s.message());
     }
   }
+  if (large) {
+    LargeTrace trace = GenerateLargeTrace(
+        options_.seed,
+        LargeOptions{.nodes = options_.nodes, .history_tasks = options_.large_history});
+    if (Status s = ApplyLargeProfile(*this, trace, progress); !s.ok()) {
+      return Status::Error("the large profile failed: " + s.message());
+    }
+    if (Status s = WaitReady(std::chrono::seconds(60)); !s.ok()) {
+      return Status::Error("the large lab did not settle: " + s.message());
+    }
+    progress << "  " << MeasureFootprint().ToText() << "\n";
+  }
   progress << "lab up in " << Fixed(Since(start)) << " s: " << options_.nodes
            << (profile == "busy" ? " nodes (busy profile, seed " + std::to_string(options_.seed) +
                                        ": background jobs, " + "a node drained for maintenance)"
-                                 : " nodes idle")
+               : large ? " nodes (large profile, seed " + std::to_string(options_.seed) +
+                             ": a site's queue and history)"
+                       : " nodes idle")
            << ", accounting answers; Slurm " << SlurmVersion()
            << (options_.slurm_prefix.empty() ? " (Debian's)" : " from " + options_.slurm_prefix)
            << "\npoint Slurm commands at it with:\n  export SLURM_CONF=" << SlurmConf() << "\n";
@@ -805,8 +990,9 @@ Status Lab::Down(std::ostream& progress) {
     std::vector<std::string> cancel = {"scancel"};
     std::istringstream ids(jobs.out);
     for (std::string id; ids >> id;) cancel.push_back(id);
-    Client(cancel, std::chrono::seconds(10));
-    WaitFor(std::chrono::seconds(10), [&] {
+    const bool large = options_.profile == "large";
+    Client(cancel, std::chrono::seconds(large ? 120 : 10));
+    WaitFor(std::chrono::seconds(large ? 120 : 10), [&] {
       ToolResult q = Client({"squeue", "-h", "-o", "%A"}, std::chrono::seconds(5));
       return q.ok() && q.out.empty() ? Status() : Status::Error("jobs still queued");
     });
@@ -816,10 +1002,14 @@ Status Lab::Down(std::ostream& progress) {
   // The slurmd in parallel (each takes seconds), then the rest in reverse start order.
   std::vector<std::string> slurmds;
   for (const std::string& n : NodeNames()) slurmds.push_back("slurmd-" + n);
+  // At most 64 at a time: a large lab has a thousand.
   std::vector<std::thread> threads;
   std::vector<Status> results(slurmds.size());
-  for (size_t i = 0; i < slurmds.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = StopDaemon(slurmds[i]); });
+  std::atomic<size_t> next{0};
+  for (size_t w = 0; w < std::min<size_t>(slurmds.size(), 64); ++w) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < slurmds.size(); i = next++) results[i] = StopDaemon(slurmds[i]);
+    });
   }
   for (auto& t : threads) t.join();
   for (const Status& s : results) {

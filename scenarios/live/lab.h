@@ -20,7 +20,8 @@
 // is fine; a port in use or a missing package is an error that says which. With
 // LabOptions{.profile = "busy", .seed = N}, Up() applies the busy background of profile.h once
 // the lab is ready (DIR/busy.trace keeps the trace), and Down() also cancels its jobs and
-// removes the Unix users no other lab still holds.
+// removes the Unix users no other lab still holds. LabOptions{.nodes = 1024, .profile = "large"}
+// is a site-sized lab (large_profile.h): up to 1,024 slurmd and tens of thousands of jobs.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 #define SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 
@@ -52,11 +53,15 @@ struct LabOptions {
   std::string slurm_prefix;
   // How long Up() waits for each daemon to answer.
   std::chrono::seconds start_timeout{60};
-  // The background Up() puts on the lab once it is ready: "clean" (idle nodes, an empty queue)
-  // or "busy" (other users' jobs, history and a maintenance drain; scenarios/live/profile.h).
+  // The background Up() puts on the lab once it is ready: "clean" (idle nodes, an empty queue),
+  // "busy" (other users' jobs, history and a maintenance drain; scenarios/live/profile.h) or
+  // "large" (256..1024 nodes, a site's queue and history; scenarios/live/large_profile.h).
   std::string profile = "clean";
   // The busy profile's seed: the same seed, the same users, jobs and timings.
   std::uint64_t seed = 1;
+  // The large profile's finished jobs (LargeOptions::history_tasks); < 0: the plan's 50,000 at
+  // 1,024 nodes, scaled. Not kept in lab.conf: it matters only while Up() runs.
+  int large_history = -1;
   // Where the busy profile records the Unix users it created and the labs holding each, shared
   // by every lab on the machine.
   std::string user_registry = "/var/lib/slurm-rca/users";
@@ -68,8 +73,22 @@ struct LabOptions {
 void SetLabTemplates(const std::string& dir);
 const std::string& LabTemplates();
 
-// The profiles LabOptions::profile may name: clean, busy.
+// The profiles LabOptions::profile may name: clean, busy, large.
 const std::vector<std::string>& LabProfiles();
+
+// What the lab's processes hold, from /proc: the daemons we started (by their recorded PIDs) and
+// the job processes (slurmstepd and what it runs).
+struct LabFootprint {
+  int daemons = 0;
+  long daemon_rss_kib = 0;
+  double daemon_cpu_s = 0;  // user + system, since each started
+  int slurmds = 0;
+  long slurmd_rss_kib = 0;
+  long slurmctld_rss_kib = 0;
+  int job_processes = 0;
+  long job_rss_kib = 0;
+  std::string ToText() const;  // "footprint: 1028 daemons 5210 MiB RSS (slurmd 1024 x 5 MiB ..."
+};
 
 // One daemon of the lab, as Status() sees it.
 struct DaemonStatus {
@@ -106,6 +125,9 @@ class Lab {
   // background's jobs are left alone).
   base::Status WaitReady(std::chrono::seconds timeout) const;
 
+  // The lab's RSS and CPU now (LabFootprint).
+  LabFootprint MeasureFootprint() const;
+
   bool exists() const;  // DIR/lab.conf is there
   const LabOptions& options() const { return options_; }
   std::string Path(const std::string& rel) const { return options_.dir + "/" + rel; }
@@ -132,6 +154,8 @@ class Lab {
   // WaitReady for a clean (every node idle) or a busy lab.
   base::Status WaitSettled(std::chrono::seconds timeout, bool busy) const;
   base::Status Provision(std::ostream& progress) const;
+  // The large profile's slurmd, in waves, without a probe each.
+  base::Status StartNodes(std::ostream& progress);
   std::vector<std::string> DaemonArgv(const std::string& name) const;
   void CleanUpFaultState(std::ostream& progress) const;
 
@@ -142,6 +166,13 @@ class Lab {
 // kernel's ephemeral range [lo, hi] (/proc/sys/net/ipv4/ip_local_port_range), where any client
 // socket may take one; empty when they do not.
 std::string EphemeralPortWarning(int port_base, int nodes, int lo, int hi);
+
+// The large profile (large_profile.h) put on a lab, in lab_profile.cc: users, accounts, QOS and
+// limits (the busy profile's machinery), the reservation, then the trace's history (waited for
+// until it has left the queue), its running jobs (waited for until they run) and its pending
+// jobs. Prints each phase's time and rate. Not idempotent: for a lab Up() just started.
+struct LargeTrace;
+base::Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progress);
 
 // The busy profile (profile.h) put on a lab and taken off it, in lab_profile.cc: declared here,
 // beside the lab they change, so that the profile's trace needs no lab.

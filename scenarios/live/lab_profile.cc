@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -19,6 +22,7 @@
 
 #include "base/file.h"
 #include "scenarios/live/lab.h"
+#include "scenarios/live/large_profile.h"
 #include "scenarios/live/profile.h"
 
 namespace slurm_rca::live {
@@ -194,8 +198,9 @@ std::string StateOf(const Lab& lab, const std::string& id) {
 // ApplyBusyProfile's steps.
 
 // The lab's directories opened to the busy users: workdir writable by all, the directories above
-// it and their clients' files searchable. Writes the trace to DIR/busy.trace.
-Status OpenLabToUsers(const Lab& lab, const BusyTrace& trace, const std::string& workdir) {
+// it and their clients' files searchable. Writes the trace's text to DIR/trace_file.
+Status OpenLabToUsers(const Lab& lab, const std::string& trace_file, const std::string& trace_text,
+                      const std::string& workdir) {
   std::error_code ec;
   fs::create_directories(workdir, ec);
   fs::permissions(workdir, fs::perms(01777), ec);
@@ -209,8 +214,8 @@ Status OpenLabToUsers(const Lab& lab, const BusyTrace& trace, const std::string&
     if (ec) return Status::Error("cannot make " + lab.Path(d) + " searchable: " + ec.message());
   }
   {
-    std::ofstream out(lab.Path("busy.trace"), std::ios::trunc);
-    out << trace.ToText();
+    std::ofstream out(lab.Path(trace_file), std::ios::trunc);
+    out << trace_text;
   }
 
   // The users run the lab's clients: a Slurm release built into a cache under a private home
@@ -227,10 +232,10 @@ Status OpenLabToUsers(const Lab& lab, const BusyTrace& trace, const std::string&
   return {};
 }
 
-Status TakeUsers(const Lab& lab, const BusyTrace& trace, const std::string& workdir) {
+Status TakeUsers(const Lab& lab, const std::vector<BusyUser>& users, const std::string& workdir) {
   // Unix users, each recorded in DIR/run/busy.users before it is taken, so that Down releases
   // what an interrupted Up took.
-  for (const BusyUser& u : trace.users) {
+  for (const BusyUser& u : users) {
     std::string how;
     Status s = AcquireUser(lab, u.name, &how);
     if (!how.empty())
@@ -239,8 +244,8 @@ Status TakeUsers(const Lab& lab, const BusyTrace& trace, const std::string& work
   }
   // What the users' jobs and clients need, checked as one of them: a writable working directory
   // and a controller they can reach (slurm.conf and the munge socket readable by them).
-  if (std::string runuser = lab.Program("runuser"); !runuser.empty() && !trace.users.empty()) {
-    const std::string& user = trace.users.front().name;
+  if (std::string runuser = lab.Program("runuser"); !runuser.empty() && !users.empty()) {
+    const std::string& user = users.front().name;
     std::vector<std::string> env = lab.ClientEnv();
     ToolResult w = RunTool({runuser, "-u", user, "--", "/usr/bin/test", "-w", workdir}, env,
                            std::chrono::seconds(10));
@@ -257,16 +262,17 @@ Status TakeUsers(const Lab& lab, const BusyTrace& trace, const std::string& work
   return {};
 }
 
-Status AddAccounts(const Lab& lab, const BusyTrace& trace) {
+Status AddAccounts(const Lab& lab, const std::vector<std::string>& accounts,
+                   const std::vector<BusyUser>& users) {
   // Accounts and associations.
-  for (const std::string& a : trace.accounts) {
+  for (const std::string& a : accounts) {
     ToolResult r =
         lab.Client({"sacctmgr", "-i", "add", "account", a, "Description=" + a, "Organization=lab"},
                    std::chrono::seconds(30));
     if (!r.ok() && !SayNothingNew(r))
       return Status::Error("sacctmgr add account " + a + ": " + r.Summary());
   }
-  for (const BusyUser& u : trace.users) {
+  for (const BusyUser& u : users) {
     ToolResult r =
         lab.Client({"sacctmgr", "-i", "add", "user", u.name, "Account=" + Join(u.accounts, ","),
                     "DefaultAccount=" + u.default_account},
@@ -333,9 +339,9 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
     return Status::Error("the maintenance node " + trace.maintenance_node + " cannot be drained");
   }
   const std::string workdir = lab.Path("work/users");
-  if (Status s = OpenLabToUsers(lab, trace, workdir); !s.ok()) return s;
-  if (Status s = TakeUsers(lab, trace, workdir); !s.ok()) return s;
-  if (Status s = AddAccounts(lab, trace); !s.ok()) return s;
+  if (Status s = OpenLabToUsers(lab, "busy.trace", trace.ToText(), workdir); !s.ok()) return s;
+  if (Status s = TakeUsers(lab, trace.users, workdir); !s.ok()) return s;
+  if (Status s = AddAccounts(lab, trace.accounts, trace.users); !s.ok()) return s;
 
   std::map<std::string, std::string> groups;
   for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
@@ -390,6 +396,227 @@ Status ApplyBusyProfile(Lab& lab, const BusyTrace& trace, std::ostream& progress
            << trace.accounts.size() << " more accounts, " << history
            << " jobs before hand-over (running or history), " << later << " pending or scheduled; "
            << trace.maintenance_node << " drained for maintenance +" << secs.str() << " s\n";
+  return {};
+}
+
+namespace {
+
+std::string Fixed2(double v) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(2);
+  o << v;
+  return o.str();
+}
+
+// Polls probe() every second until it is ok or the timeout passes; returns the last status.
+template <typename Probe>
+Status WaitFor(std::chrono::seconds timeout, Probe probe) {
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    Status last = probe();
+    if (last.ok() || Clock::now() >= deadline) return last;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+std::string Rate(double count, double seconds) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << count / std::max(seconds, 0.001) << "/s";
+  return o.str();
+}
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Lines Slurm printed (one per job or task).
+long CountLines(const ToolResult& r) {
+  return static_cast<long>(std::count(r.out.begin(), r.out.end(), '\n'));
+}
+
+// Runs every copy of the trace's jobs of one phase through sbatch, four at a time (the controller
+// answers while the next client starts). ids[i]: the Slurm id of job i's first copy.
+Status SubmitPhase(const Lab& lab, const LargeTrace& trace, LargePhase phase,
+                   const std::string& workdir, const std::map<std::string, std::string>& groups,
+                   std::vector<std::string>& ids, long* submitted) {
+  std::vector<std::pair<size_t, int>> work;
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    if (trace.jobs[i].phase != phase) continue;
+    for (int c = 0; c < trace.jobs[i].copies; ++c) work.emplace_back(i, c);
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<long> done{0};
+  std::mutex mu;
+  std::string error;
+  auto worker = [&] {
+    for (size_t w = next++; w < work.size(); w = next++) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error.empty()) return;
+      }
+      const auto [i, copy] = work[w];
+      const LargeJob& j = trace.jobs[i];
+      std::string dep;
+      if (j.depends_on >= 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        dep = ids[static_cast<size_t>(j.depends_on)];
+      }
+      ToolResult r =
+          lab.Client(LargeSbatchArgv(j, groups.at(j.user), workdir, dep), std::chrono::seconds(60));
+      std::lock_guard<std::mutex> lock(mu);
+      if (!r.ok()) {
+        if (error.empty()) error = "sbatch " + j.name + " as " + j.user + ": " + r.Summary();
+        return;
+      }
+      if (copy == 0) ids[i] = r.out.substr(0, r.out.find_first_of(";\n"));
+      done += j.Tasks() / j.copies;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  *submitted = done;
+  return error.empty() ? Status() : Status::Error(error);
+}
+
+// `sdiag`'s "Jobs completed" and "Jobs failed" (since the controller started): the history's
+// progress without reading accounting.
+long JobsEnded(const Lab& lab) {
+  ToolResult r = lab.Client({"sdiag"}, std::chrono::seconds(20));
+  long total = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    for (const char* key : {"Jobs completed:", "Jobs failed:"}) {
+      if (size_t at = line.find(key); at != std::string::npos) {
+        total += std::strtol(line.c_str() + at + std::strlen(key), nullptr, 10);
+      }
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+Status ApplyLargeProfile(Lab& lab, const LargeTrace& trace, std::ostream& progress) {
+  auto start = Clock::now();
+  const std::string workdir = lab.Path("work/users");
+  if (Status s = OpenLabToUsers(lab, "large.trace", trace.ToText(), workdir); !s.ok()) return s;
+  if (Status s = TakeUsers(lab, trace.users, workdir); !s.ok()) return s;
+  // QOS, then the accounts allowed them and the capped account's limit, then the users (whose
+  // associations inherit the accounts' QOS).
+  std::vector<std::string> qos_names = {"normal"};
+  for (const LargeQos& q : trace.qos) {
+    std::vector<std::string> argv = {"sacctmgr", "-i", "add", "qos", q.name};
+    argv.insert(argv.end(), q.settings.begin(), q.settings.end());
+    ToolResult r = lab.Client(argv, std::chrono::seconds(30));
+    if (!r.ok() && !SayNothingNew(r)) return Status::Error("sacctmgr add qos: " + r.Summary());
+    qos_names.push_back(q.name);
+  }
+  if (Status s = AddAccounts(lab, trace.accounts, {}); !s.ok()) return s;
+  std::vector<std::string> all = trace.accounts;
+  all.push_back("research");
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{"sacctmgr", "-i", "modify", "account", "where",
+                                 "name=" + Join(all, ","), "set", "QOS=" + Join(qos_names, ",")},
+        std::vector<std::string>{"sacctmgr", "-i", "modify", "account", "where",
+                                 "name=" + trace.limited_account, "set",
+                                 "GrpJobs=" + std::to_string(trace.assoc_grp_jobs)}}) {
+    ToolResult r = lab.Client(argv, std::chrono::seconds(30));
+    if (!r.ok()) return Status::Error("sacctmgr modify account: " + r.Summary());
+  }
+  if (Status s = AddAccounts(lab, {}, trace.users); !s.ok()) return s;
+  ToolResult resv =
+      lab.Client({"scontrol", "create", "reservation", "ReservationName=" + trace.reservation,
+                  "StartTime=now+24hours", "Duration=240", "Nodes=" + trace.reservation_nodes,
+                  "Accounts=" + trace.reservation_account});
+  if (!resv.ok()) return Status::Error("scontrol create reservation: " + resv.Summary());
+  progress << "  large profile (seed " << trace.seed << "): " << trace.users.size() << " users in "
+           << trace.accounts.size() << " accounts, QOS and limits, reservation "
+           << trace.reservation << " +" << Fixed2(Seconds(start)) << " s\n" << std::flush;
+
+  std::map<std::string, std::string> groups;
+  for (const BusyUser& u : trace.users) groups[u.name] = PrimaryGroup(u.name);
+  std::vector<std::string> ids(trace.jobs.size());
+
+  // History: every task runs and ends before anything else is submitted.
+  auto phase = Clock::now();
+  long submitted = 0;
+  const long ended_before = JobsEnded(lab);
+  if (Status s = SubmitPhase(lab, trace, LargePhase::kHistory, workdir, groups, ids, &submitted);
+      !s.ok()) {
+    return s;
+  }
+  progress << "  history: " << submitted << " tasks submitted +" << Fixed2(Seconds(phase))
+           << " s\n" << std::flush;
+  const long history = trace.Tasks(LargePhase::kHistory);
+  // At 10 tasks a second at worst, and never less than 10 minutes.
+  const auto deadline = Clock::now() + std::chrono::seconds(std::max(600L, history / 10));
+  auto last_print = Clock::now();
+  while (true) {
+    ToolResult q = lab.Client({"squeue", "-h", "-o", "%i"}, std::chrono::seconds(30));
+    const long ended = JobsEnded(lab) - ended_before;
+    if (q.ok() && q.out.empty()) break;
+    if (Clock::now() >= deadline) {
+      return Status::Error("the history did not finish in time: " + std::to_string(ended) + " of " +
+                           std::to_string(history) + " tasks ended");
+    }
+    if (Seconds(last_print) >= 30) {
+      progress << "  history: " << ended << "/" << history << " ended, "
+               << Rate(static_cast<double>(ended), Seconds(phase)) << " +" << Fixed2(Seconds(start))
+               << " s\n" << std::flush;
+      last_print = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  // The controller sends finished jobs to slurmdbd through its agent queue: accounting holds the
+  // whole history once the queue is empty.
+  Status drained = WaitFor(std::chrono::seconds(300), [&]() -> Status {
+    ToolResult r = lab.Client({"sdiag"}, std::chrono::seconds(20));
+    size_t at = r.out.find("DBD Agent queue size:");
+    if (!r.ok() || at == std::string::npos) return Status::Error("sdiag: " + r.Summary());
+    long queued = std::strtol(r.out.c_str() + at + 21, nullptr, 10);
+    return queued == 0 ? Status() : Status::Error(std::to_string(queued) + " messages queued");
+  });
+  if (!drained.ok()) {
+    return Status::Error("accounting did not catch up with the history: " + drained.message());
+  }
+  const double history_s = Seconds(phase);
+  progress << "  history: " << history << " tasks ended and in accounting in " << Fixed2(history_s) << " s ("
+           << Rate(static_cast<double>(history), history_s) << ")\n" << std::flush;
+
+  // Running: submitted, then waited for until (nearly) all run.
+  phase = Clock::now();
+  if (Status s = SubmitPhase(lab, trace, LargePhase::kRunning, workdir, groups, ids, &submitted);
+      !s.ok()) {
+    return s;
+  }
+  const long want_running = trace.Tasks(LargePhase::kRunning);
+  long running = 0;
+  Status started = WaitFor(std::chrono::seconds(600), [&]() -> Status {
+    running = CountLines(
+        lab.Client({"squeue", "-h", "-r", "-t", "R", "-o", "%i"}, std::chrono::seconds(30)));
+    return running >= want_running * 95 / 100
+               ? Status()
+               : Status::Error(std::to_string(running) + " of " + std::to_string(want_running) +
+                               " running");
+  });
+  if (!started.ok()) return Status::Error("the running jobs did not start: " + started.message());
+  progress << "  running: " << running << " of " << want_running << " tasks running +"
+           << Fixed2(Seconds(phase)) << " s\n" << std::flush;
+
+  // Pending: the queue at hand-over.
+  phase = Clock::now();
+  if (Status s = SubmitPhase(lab, trace, LargePhase::kPending, workdir, groups, ids, &submitted);
+      !s.ok()) {
+    return s;
+  }
+  const double pending_s = Seconds(phase);
+  progress << "  pending: " << submitted << " tasks submitted in " << Fixed2(pending_s) << " s ("
+           << Rate(static_cast<double>(submitted), pending_s) << ")\n" << std::flush;
+  progress << "  large profile applied +" << Fixed2(Seconds(start)) << " s\n" << std::flush;
   return {};
 }
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <sstream>
 
+#include "scenarios/live/rng.h"
+
 namespace slurm_rca::live {
 
 using base::Status;
@@ -16,48 +18,6 @@ using base::Status;
 namespace {
 
 namespace fs = std::filesystem;
-
-// splitmix64 (Steele, Lea, Flood 2014): a tiny generator whose output is fixed by its definition,
-// so that a seed gives the same trace with every standard library.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
-  // An integer in [lo, hi], each equally likely (rejection of the last partial span).
-  int Between(int lo, int hi) {
-    const std::uint64_t span = static_cast<std::uint64_t>(hi - lo) + 1;
-    const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-    const std::uint64_t limit = max - (max % span + 1) % span;
-    std::uint64_t x = Next();
-    while (x > limit) x = Next();
-    return lo + static_cast<int>(x % span);
-  }
-
-  bool Chance(int percent) { return Between(1, 100) <= percent; }
-
-  template <typename T>
-  const T& Pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(Between(0, static_cast<int>(v.size()) - 1))];
-  }
-
-  // Fisher-Yates, with Between().
-  template <typename T>
-  void Shuffle(std::vector<T>& v) {
-    for (int i = static_cast<int>(v.size()) - 1; i > 0; --i) {
-      std::swap(v[static_cast<size_t>(i)], v[static_cast<size_t>(Between(0, i))]);
-    }
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 const std::vector<std::string> kExtraAccounts = {"bio", "physics", "chem", "astro", "climate"};
 const std::vector<std::string> kUserNames = {"alice", "bob",   "carol", "dave", "erin",
