@@ -518,7 +518,8 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
   if (args.contains("group_by")) {
     const Json& g = args["group_by"];
     if (g.is_string()) {
-      for (std::string_view part : base::SplitFields(g.get<std::string>(), ',')) {
+      const std::string list = g.get<std::string>();  // the views below point into it
+      for (std::string_view part : base::SplitFields(list, ',')) {
         view.group_by.emplace_back(base::Trim(part));
       }
     } else if (g.is_array()) {
