@@ -110,22 +110,6 @@ void Generated(int reps) {
               VmHwmMib());
 }
 
-// state,reason counted from squeue's raw text, by splitting on '|' (independent of Parse).
-std::map<std::pair<std::string, std::string>, std::size_t> RawCount(const std::string& out) {
-  std::map<std::pair<std::string, std::string>, std::size_t> counts;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string field; std::getline(ls, field, '|');) f.push_back(field);
-    if (f.size() < 7) continue;
-    std::string reason = !f[6].empty() && f[6].front() == '(' ? f[6].substr(1, f[6].size() - 2)
-                                                              : "None";
-    ++counts[{f[3], reason}];
-  }
-  return counts;
-}
-
 class NoContext : public ToolContext {
  public:
   void Progress(double, std::optional<double>, const std::string&) override {}
@@ -189,7 +173,7 @@ int Live(const std::string& slurm_conf, const std::string& clusters, int reps) {
                 text_s, text.out.size(), json.ok() ? "" : "NO EVIDENCE", json_s, json.out.size(),
                 text_s > 0 ? json_s / text_s : 0.0);
     // group_by state,reason against the raw count.
-    const auto raw = RawCount(squeue_text);
+    const auto raw = site_sample::RawQueueCount(squeue_text);
     ParseOptions by;
     by.group_by = {"state", "reason"};
     const Parsed grouped = Parse(*FindTopic("queue"), squeue_text,

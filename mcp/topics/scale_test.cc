@@ -37,21 +37,6 @@ using site_sample::Site;
 
 const Topic& T(const std::string& name) { return *FindTopic(name); }
 
-// state,reason counted from the raw squeue text, independently of the parser: split on '|'.
-std::map<std::pair<std::string, std::string>, std::size_t> RawQueueCount(const std::string& out) {
-  std::map<std::pair<std::string, std::string>, std::size_t> counts;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string field; std::getline(ls, field, '|');) f.push_back(field);
-    if (f.size() < 7) continue;
-    std::string reason = f[6].front() == '(' ? f[6].substr(1, f[6].size() - 2) : "None";
-    ++counts[{f[3], reason}];
-  }
-  return counts;
-}
-
 ParseOptions GroupBy(std::vector<std::string> columns) {
   ParseOptions o;
   o.group_by = std::move(columns);
@@ -63,7 +48,7 @@ const Caps kAll{.max_rows = 1000000, .max_bytes = std::size_t{1} << 32};
 TEST(GroupBy, QueueByStateAndReasonIsExactAgainstTheRawCount) {
   const Site site = MakeSite(1024, 50000, 1);
   const Parsed p = Parse(T("queue"), site.squeue, kAll, {}, GroupBy({"state", "reason"}));
-  const auto raw = RawQueueCount(site.squeue);
+  const auto raw = site_sample::RawQueueCount(site.squeue);
   ASSERT_EQ(p.groups.size(), raw.size());
   EXPECT_EQ(p.total_rows, 50000u);
   std::uint64_t jobs = 0;

@@ -98,6 +98,23 @@ inline Site MakeSite(int nodes, int jobs, unsigned seed, int reasons = 4) {
   return s;
 }
 
+// state,reason of the queue topic's squeue text counted independently of the parser (split on
+// '|'): the oracle of group_by in scale_test, and of scale_bench on a lab's real output.
+inline std::map<std::pair<std::string, std::string>, std::size_t> RawQueueCount(const std::string& out) {
+  std::map<std::pair<std::string, std::string>, std::size_t> counts;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string field; std::getline(ls, field, '|');) f.push_back(field);
+    if (f.size() < 7) continue;
+    std::string reason =
+        f[6].size() >= 2 && f[6].front() == '(' ? f[6].substr(1, f[6].size() - 2) : "None";
+    ++counts[{f[3], reason}];
+  }
+  return counts;
+}
+
 }  // namespace slurm_rca::mcp::site_sample
 
 #endif  // SLURM_RCA_MCP_TOPICS_SITE_SAMPLE_H_
