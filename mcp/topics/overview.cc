@@ -283,7 +283,8 @@ void SummarizeNodes(const Evidence& e, Builder& b) {
                     Plural(by_state.total_rows, "row", "rows") + ": " + Listing(states));
   if (rich) {
     b.lines.push_back("PARTITIONS " + std::to_string(partitions) + ": " +
-                      (not_up.empty() ? std::string("all up") : "not up listed above"));
+                      (not_up.empty() ? std::string("all up") : "not up listed above") +
+                      " (partitions that hold a node: what sinfo -N lists)");
   }
   b.lines.push_back("  more: slurm_query nodes with group_by [state, reason], or filters state, "
                     "partition, node");
