@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "mcp/topics/provenance.h"
+
 namespace slurm_rca::mcp {
 namespace {
 
@@ -126,21 +128,10 @@ std::string Plural(std::uint64_t n, const std::string& one, const std::string& m
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// ProvenanceJson, and the cause of a read without evidence, bounded.
 Json Provenance(const std::string& topic, const Evidence& e) {
-  Json j = {{"topic", topic},
-            {"source", e.source},
-            {"outcome", OutcomeName(e.outcome)},
-            {"evidence_time", e.evidence_time},
-            {"argv", e.argv},
-            {"seconds", e.seconds},
-            {"cached", e.cached}};
-  if (e.cached) j["cache_age_seconds"] = e.cache_age_seconds;
+  Json j = ProvenanceJson(topic, e);
   if (!e.ok()) j["cause"] = Cut(e.cause, kMaxCauseChars);
-  if (e.ok() && e.out_truncated) {
-    j["total_is_lower_bound"] = true;
-    j["output_cut_at_bytes"] = e.out.size();
-    if (e.out_bytes) j["output_bytes"] = e.out_bytes;
-  }
   return j;
 }
 

@@ -20,6 +20,7 @@
 #include "mcp/telemetry/gpu_health.h"
 #include "mcp/topics/answer_cache.h"
 #include "mcp/topics/overview.h"
+#include "mcp/topics/provenance.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -142,17 +143,7 @@ std::optional<Cursor> ParseCursor(const std::string& text) {
 }
 
 // Where a topic answer's evidence came from: the fields every structured answer starts with.
-Json Provenance(const Topic& topic, const Evidence& e) {
-  Json j = {{"topic", topic.name},
-            {"source", e.source},
-            {"outcome", OutcomeName(e.outcome)},
-            {"evidence_time", e.evidence_time},
-            {"argv", e.argv},
-            {"seconds", e.seconds},
-            {"cached", e.cached}};
-  if (e.cached) j["cache_age_seconds"] = e.cache_age_seconds;
-  return j;
-}
+Json Provenance(const Topic& topic, const Evidence& e) { return ProvenanceJson(topic.name, e); }
 
 // The structured answer of one topic read with evidence. The rows are moved into it: `read`
 // keeps its counts and evidence, not its rows.
@@ -166,12 +157,6 @@ Json EvidenceJson(const Topic& topic, TopicRead& read) {
   j["rows"] = std::move(read.parsed.rows);
   j["total_rows"] = read.parsed.total_rows;
   j["truncated"] = read.parsed.truncated;
-  if (read.parsed.output_cut) {
-    // Never a total: the read went on past what was kept.
-    j["total_is_lower_bound"] = true;
-    j["output_cut_at_bytes"] = read.parsed.output_kept_bytes;
-    if (read.parsed.output_bytes) j["output_bytes"] = read.parsed.output_bytes;
-  }
   if (read.parsed.groups.is_array()) {
     j["groups"] = std::move(read.parsed.groups);
     j["total_groups"] = read.parsed.total_groups;

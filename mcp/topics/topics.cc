@@ -762,6 +762,22 @@ struct RowsResult {
 // One record's fields by column index; nullopt where scontrol omitted the key.
 using Fields = std::vector<std::optional<std::string_view>>;
 
+// Calls fn(line_number, line) for each line of text that is not blank, without its '\r';
+// line numbers count from 1 and include the blank lines.
+template <typename Fn>
+void ForEachLine(std::string_view text, Fn&& fn) {
+  size_t line_number = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!Blank(line)) fn(line_number, line);
+  }
+}
+
 // Calls fn(fields) for each line of '|' (or ',') separated fields; returns the parse error of the
 // lines that did not parse.
 template <typename Fn>
@@ -769,21 +785,12 @@ std::string ForEachDelimited(const Topic& topic, std::string_view text, char sep
   BadLines bad;
   const size_t n = topic.columns.size();
   Fields row(n);
-  size_t line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (Blank(line)) continue;
+  ForEachLine(text, [&](size_t line_number, std::string_view line) {
     std::vector<std::string_view> fields = SplitFields(line, sep);
     if (fields.size() < n || (sep == ',' && fields.size() != n)) {
       bad.Add(line_number, line,
               "has " + std::to_string(fields.size()) + " fields, expected " + std::to_string(n));
-      continue;
+      return;
     }
     for (size_t c = 0; c < n; ++c) {
       std::string_view value = fields[c];
@@ -795,7 +802,7 @@ std::string ForEachDelimited(const Topic& topic, std::string_view text, char sep
       row[c] = Trim(value);
     }
     fn(row);
-  }
+  });
   return bad.Message();
 }
 
@@ -859,15 +866,8 @@ std::string ForEachKeyValue(const Topic& topic, std::string_view text, Fn&& fn) 
     fn(row);
   };
   std::string record;
-  size_t record_line = 0, line_number = 0, start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (Blank(line)) continue;
+  size_t record_line = 0;
+  ForEachLine(text, [&](size_t line_number, std::string_view line) {
     if ((line[0] == ' ' || line[0] == '\t') && !record.empty()) {
       record += ' ';
       record += Trim(line);
@@ -876,7 +876,7 @@ std::string ForEachKeyValue(const Topic& topic, std::string_view text, Fn&& fn) 
       record = std::string(Trim(line));
       record_line = line_number;
     }
-  }
+  });
   emit(record_line, record);
   return bad.Message();
 }
