@@ -3,6 +3,7 @@
 //
 //   sudo build/bin/ctld_load_bench [--agents 1,10,50] [--seconds 30] [--ttl 10] [--port-base P]
 //                                  [--nodes 4] [--profile clean]
+//   sudo build/bin/ctld_load_bench --lab-dir /tmp/rca-large [--agents 64]   a lab already up
 //
 // One lab; for each configuration and each N a fresh `slurm-mcp serve --http` (so no cache
 // carries over), N MCP sessions calling slurm_overview in a loop for --seconds, and slurmctld's
@@ -12,7 +13,9 @@
 //   no cache    --cache-ttl 0 (single-flight still merges identical reads in flight), same budget
 //   no cache, no budget   --cache-ttl 0 --max-per-minute 0: what the agents would ask for
 // Prints RPCs per minute reaching slurmctld, overview calls per minute, and the ratio of each
-// configuration to the cached one. The lab is brought down at the end, on errors too.
+// configuration to the cached one. The lab is brought down at the end, on errors too; a lab named
+// by --lab-dir (brought up by `rca-bench cluster up`, e.g. --profile large, whose bring-up takes
+// half an hour at 1,024 nodes) is used as it is and left up, and no job is added to it.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   int seconds = 30, port_base = 22800;  // below the ephemeral range
   int nodes = 4;
   std::string profile = "clean";
+  std::string lab_dir;
   double ttl = 10;
   std::string binary = SiblingProgram("slurm-mcp");
   app.add_option("--agents", agents, "Numbers of agents, comma-separated")
@@ -77,6 +81,10 @@ int main(int argc, char** argv) {
   app.add_option("--profile", profile, "The lab's profile (as rca-bench cluster up --profile)")
       ->check(CLI::IsMember(LabProfiles()))
       ->capture_default_str();
+  app.add_option("--lab-dir", lab_dir,
+                 "Use the lab already up in this directory (rca-bench cluster up --dir) and leave "
+                 "it up; --nodes, --profile and --port-base are then the lab's")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--slurm-mcp", binary, "The slurm-mcp binary (default: beside this one)");
   try {
     app.parse(argc, argv);
@@ -94,27 +102,43 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ctld_load_bench: no slurm-mcp beside this program; pass --slurm-mcp\n");
     return 2;
   }
+  const bool own_lab = lab_dir.empty();
   char dir[] = "/tmp/rca-ctldload-XXXXXX";
-  if (::mkdtemp(dir) == nullptr) {
+  if (own_lab && ::mkdtemp(dir) == nullptr) {
     std::perror("ctld_load_bench: mkdtemp");
     return 1;
   }
-  Lab lab(LabOptions{.dir = dir, .nodes = nodes, .port_base = port_base, .profile = profile});
+  // A lab named by --lab-dir: its lab.conf's settings win over these options (lab.h).
+  Lab lab(own_lab ? LabOptions{.dir = dir, .nodes = nodes, .port_base = port_base,
+                               .profile = profile}
+                  : LabOptions{.dir = lab_dir});
   struct Down {
     Lab& lab;
+    bool own;
     ~Down() {
+      if (!own) return;
       std::ostringstream quiet;
       lab.Down(quiet);
     }
-  } down{lab};
-  std::ostringstream progress;
-  if (Status s = lab.Up(progress); !s.ok()) {
-    std::fprintf(stderr, "ctld_load_bench: bring-up failed: %s\n", s.message().c_str());
+  } down{lab, own_lab};
+  if (own_lab) {
+    std::ostringstream progress;
+    if (Status s = lab.Up(progress); !s.ok()) {
+      std::fprintf(stderr, "ctld_load_bench: bring-up failed: %s\n", s.message().c_str());
+      return 1;
+    }
+    // A running job, so that squeue has a row to send.
+    lab.Client({"sbatch", "--chdir=" + lab.Path("work"), "-J", "train", "-w", "node4", "--wrap",
+                "sleep 3600"});
+  } else if (!lab.exists()) {
+    std::fprintf(stderr, "ctld_load_bench: no lab in %s (no lab.conf)\n", lab_dir.c_str());
+    return 2;
+  } else if (Status s = lab.WaitReady(std::chrono::seconds(30)); !s.ok()) {
+    std::fprintf(stderr, "ctld_load_bench: the lab in %s is not ready: %s\n", lab_dir.c_str(),
+                 s.message().c_str());
     return 1;
   }
-  // A running job, so that squeue has a row to send.
-  lab.Client({"sbatch", "--chdir=" + lab.Path("work"), "-J", "train", "-w", "node4", "--wrap",
-              "sleep 3600"});
+  port_base = lab.options().port_base;
   RpcCounts s0 = ReadRpcCounts(lab), s1 = ReadRpcCounts(lab);
   if (s1.empty()) {
     std::fprintf(stderr, "ctld_load_bench: no RPC statistics in sdiag's output\n");
@@ -151,6 +175,9 @@ int main(int argc, char** argv) {
               "the bench's own sdiag) while N agents call slurm_overview in a loop (%d s a run; "
               "one overview = sinfo, squeue, sdiag)\n\n",
               seconds);
+  std::printf("lab: %d nodes, profile %s (%s, %s)\n\n", lab.options().nodes,
+              lab.options().profile.c_str(), lab.options().dir.c_str(),
+              own_lab ? "brought up by this bench" : "already up, left up");
   std::printf("| configuration | agents | overview calls/min | slurmctld RPCs/min | RPCs per "
               "call | x cached | errors | no-evidence sections |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");

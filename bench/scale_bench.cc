@@ -15,6 +15,8 @@
 // the overview's wall time and size; and whether `group_by state,reason` is exact against a
 // count made here from the raw squeue text. Peak RSS is this process's (VmHWM), which holds the
 // bench's own copies of the outputs too: an upper bound on what the server would hold.
+// --save-dir DIR writes each live read's argv (NAME.argv, JSON) and output (NAME.out) there: the
+// recorded large outputs of fixtures/large-1024/ (gzipped) came from it.
 #include <CLI/CLI.hpp>
 #include <time.h>
 
@@ -110,6 +112,16 @@ void Generated(int reps) {
               VmHwmMib());
 }
 
+// Writes a read's argv and output under dir (nothing when dir is empty); false when it cannot.
+bool Save(const std::string& dir, const std::string& name, const Evidence& e) {
+  if (dir.empty()) return true;
+  std::ofstream argv(dir + "/" + name + ".argv");
+  argv << Json(e.argv).dump() << "\n";
+  std::ofstream out(dir + "/" + name + ".out", std::ios::binary);
+  out << e.out;
+  return argv.good() && out.good();
+}
+
 class NoContext : public ToolContext {
  public:
   void Progress(double, std::optional<double>, const std::string&) override {}
@@ -117,7 +129,8 @@ class NoContext : public ToolContext {
   bool Cancelled() const override { return false; }
 };
 
-int Live(const std::string& slurm_conf, const std::string& clusters, int reps) {
+int Live(const std::string& slurm_conf, const std::string& clusters, int reps,
+         const std::string& save_dir) {
   LiveOptions o;
   o.executor.slurm_conf = slurm_conf;
   o.executor.timeout = std::chrono::seconds(120);
@@ -149,6 +162,10 @@ int Live(const std::string& slurm_conf, const std::string& clusters, int reps) {
       continue;
     }
     if (name == "queue") squeue_text = e.out;
+    if (!Save(save_dir, name, e)) {
+      std::fprintf(stderr, "scale_bench: cannot write %s/%s.*\n", save_dir.c_str(), name.c_str());
+      return 1;
+    }
     Parsed page, grouped;
     const double page_s = MedianCpu(reps, [&] { page = Parse(topic, e.out, Caps{}); });
     ParseOptions by;
@@ -187,6 +204,16 @@ int Live(const std::string& slurm_conf, const std::string& clusters, int reps) {
     std::printf("queue group_by state,reason: %zu groups over %zu rows, %s against the raw count\n",
                 grouped.groups.size(), grouped.total_rows, exact ? "exact" : "NOT EXACT");
   }
+  // The overview's own reads, saved as they are (the queue's is the queue topic's).
+  if (!save_dir.empty()) {
+    for (const OverviewRead& r : OverviewReads()) {
+      if (r.topic == "queue") continue;
+      if (!Save(save_dir, "overview-" + r.topic, backend.Read(r.argv))) {
+        std::fprintf(stderr, "scale_bench: cannot write under %s\n", save_dir.c_str());
+        return 1;
+      }
+    }
+  }
   // The overview through the tool, as an agent calls it.
   LiveOptions served = o;
   served.executor.max_output_bytes = kLiveMaxOutputBytes;
@@ -216,13 +243,17 @@ int Live(const std::string& slurm_conf, const std::string& clusters, int reps) {
 int main(int argc, char** argv) {
   CLI::App app{"scale_bench: slurm-mcp's parse, group and overview cost as the cluster grows"};
   int reps = 5;
-  std::string slurm_conf, clusters = "rca";
+  std::string slurm_conf, clusters = "rca", save_dir;
   app.add_option("--reps", reps, "Repetitions of each measurement (the median is printed)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--slurm-conf", slurm_conf,
                  "Also read a running cluster (SLURM_CONF), e.g. a lab of rca-bench cluster up");
   app.add_option("--clusters", clusters, "Cluster name -M may name")->capture_default_str();
+  app.add_option("--save-dir", save_dir,
+                 "With --slurm-conf: write each live read's argv and output here (NAME.argv, "
+                 "NAME.out)")
+      ->check(CLI::ExistingDirectory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -232,6 +263,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   Generated(reps);
-  if (!slurm_conf.empty()) return Live(slurm_conf, clusters, reps);
+  if (!slurm_conf.empty()) return Live(slurm_conf, clusters, reps, save_dir);
   return 0;
 }

@@ -113,6 +113,7 @@ struct OneShotOptions {
   bool conformance_fixtures = false;  // tools: list the conformance suite's test tools too
   std::string topic;                  // query, describe
   std::vector<std::string> filters;   // query: NAME=VALUE
+  std::string group_by;               // query: "state,reason" (the tool splits it)
 };
 CLI::App* AddTools(CLI::App& app, OneShotOptions& options);
 CLI::App* AddOverview(CLI::App& app, OneShotOptions& options, BackendFlags& flags);

@@ -126,6 +126,9 @@ CLI::App* AddQuery(CLI::App& app, OneShotOptions& o, BackendFlags& flags) {
   CLI::App* query = app.add_subcommand("query", "One topic, once");
   query->add_option("topic", o.topic, "Topic (slurm-mcp describe TOPIC)")->required();
   query->add_option("--filter", o.filters, "NAME=VALUE, repeatable");
+  query->add_option("--group-by", o.group_by,
+                    "One or two of the topic's columns, comma-separated (e.g. state,reason): "
+                    "counts per group instead of rows");
   query->add_flag("--json", o.json, "The tool result as JSON");
   flags.Add(query);
   return query;
@@ -195,6 +198,7 @@ int Query(const BackendFlags& flags, const OneShotOptions& o) {
   }
   Json args = {{"topic", o.topic}};
   if (!f.empty()) args["filters"] = f;
+  if (!o.group_by.empty()) args["group_by"] = o.group_by;
   return RunTool(BuildTools(surface), kQueryTool, args, o.json);
 }
 

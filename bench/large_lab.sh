@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The large lab's figures (issue #35), on a lab that is already up:
+#
+#   sudo build/bin/rca-bench cluster up --profile large --dir /tmp/rca-large --port-base 18100
+#        (1,024 nodes; about 45 minutes on 2 cores, most of it the 50,000-job history)
+#   sudo bench/large_lab.sh /tmp/rca-large [OUT_DIR]
+#   sudo build/bin/rca-bench cluster down --dir /tmp/rca-large
+#
+# Prints, with the command of each figure:
+#   1. the lab as Slurm reports it (nodes, partitions, running, pending by reason, finished in sacct)
+#      and its daemons' footprint (rca-bench cluster status);
+#   2. slurm-mcp overview's wall time, peak RSS and bytes, on the lab as it is, then with two
+#      anomalies made by rca-bench's own fault primitives: node700 drained (in sinfo -N's node
+#      list it sorts far past the 200th row) and partition debug DOWN; both healed at the end;
+#   3. slurm-mcp query queue --group-by state,reason and accounting --group-by state,user: wall
+#      time and peak RSS of the process serving it;
+#   4. scale_bench's live part (per topic: read time, parse CPU per row, answer bytes; squeue text
+#      against --json; group_by exact against a raw count), its raw reads saved under OUT_DIR/raw;
+#   5. ctld_load_bench with 1 and 64 agents polling slurm_overview through one server.
+# Nothing here writes to the cluster but the two faults and their heals.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lab=${1:?usage: bench/large_lab.sh LAB_DIR [OUT_DIR]}
+out=${2:-/tmp/large-lab-$(date +%Y%m%d-%H%M%S)}
+bin=${BUILD:-build}/bin
+conf=$lab/etc/slurm.conf
+[[ $(id -u) -eq 0 ]] || { echo "large_lab.sh: needs root (the faults); run it with sudo" >&2; exit 2; }
+[[ -f $lab/lab.conf ]] || { echo "large_lab.sh: no lab in $lab (no lab.conf)" >&2; exit 2; }
+mkdir -p "$out/raw"
+export SLURM_CONF=$conf
+mcp=("$bin/slurm-mcp")
+live=(--slurm-conf "$conf" --clusters rca --timeout 120)
+say() { printf '\n== %s\n' "$*"; }
+# timed NAME CMD...: runs CMD, its stdout to OUT/NAME.txt; prints wall time, peak RSS and bytes.
+timed() {
+  local name=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.txt" || true
+  read -r wall rss < "$out/$name.time"
+  printf '%-40s %6.2f s wall, %6.1f MiB peak RSS, %7d bytes   (%s)\n' "$name" "$wall" \
+    "$(echo "$rss / 1024" | bc -l)" "$(wc -c < "$out/$name.txt")" "${*/#$bin\//}"
+}
+
+say "1. the lab ($(uptime))"
+echo "nodes (sinfo -N rows, distinct): $(sinfo -h -N -o %N | sort -u | wc -l); partitions: $(sinfo -h -o %R | sort -u | tr '\n' ' ')"
+echo "jobs running (tasks): $(squeue -h -r -t R -o %i | wc -l); pending (tasks): $(squeue -h -r -t PD -o %i | wc -l)"
+echo "pending by reason: $(squeue -h -r -t PD -o %r | sort | uniq -c | sort -rn | awk '{printf "%s=%s ", $2, $1}')"
+echo "finished in sacct (CD,F, -X, last day): $(sacct -a -X -n -S now-1days -E now -s CD,F -o JobID | wc -l)"
+"$bin/rca-bench" cluster status --dir "$lab" | tail -n 3
+
+say "2. slurm_overview (the lab as it is)"
+timed overview-before "${mcp[@]}" overview "${live[@]}"
+"$bin/rca-bench" fault inject drain --dir "$lab" --node node700 \
+  --reason "large_lab.sh: health check failed" > /dev/null
+"$bin/rca-bench" fault inject partition-down --dir "$lab" --partition debug --state DOWN > /dev/null
+heal() {
+  "$bin/rca-bench" fault heal drain --dir "$lab" --node node700 > /dev/null || true
+  "$bin/rca-bench" fault heal partition-down --dir "$lab" > /dev/null || true
+}
+trap heal EXIT
+say "2. slurm_overview with node700 drained and partition debug DOWN"
+timed overview-faults "${mcp[@]}" overview "${live[@]}"
+timed overview-faults-json "${mcp[@]}" overview --json "${live[@]}"
+cat "$out/overview-faults.txt"
+
+say "3. slurm_query with group_by"
+timed query-queue-state-reason "${mcp[@]}" query queue --group-by state,reason "${live[@]}"
+timed query-queue-partition-user "${mcp[@]}" query queue --group-by partition,user "${live[@]}"
+timed query-accounting-state-user "${mcp[@]}" query accounting --group-by state,user "${live[@]}"
+timed query-queue-page "${mcp[@]}" query queue "${live[@]}"
+head -c 1500 "$out/query-queue-state-reason.txt"; echo
+
+say "4. scale_bench, live part (its generated part first)"
+"$bin/scale_bench" --reps 3 --slurm-conf "$conf" --save-dir "$out/raw" | tee "$out/scale_bench.txt"
+
+heal
+trap - EXIT
+say "5. ctld_load_bench: 1 and 64 agents through one slurm-mcp, 30 s a run"
+"$bin/ctld_load_bench" --lab-dir "$lab" --agents 1,64 --seconds 30 | tee "$out/ctld_load.txt"
+echo
+echo "large_lab.sh: outputs in $out"
