@@ -716,17 +716,24 @@ std::string ValidUtf8(std::string_view s) {
   return out;
 }
 
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
+// Calls fn(line_number, line) for each line of text, without its '\r'; line numbers count from 1.
+// The one line loop: the row parsers stream through it, Lines() collects it.
+template <typename Fn>
+void ForEachLine(std::string_view text, Fn&& fn) {
+  size_t line_number = 0;
+  for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
     start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    fn(++line_number, line);
   }
+}
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  ForEachLine(text, [&](size_t, std::string_view line) { lines.push_back(line); });
   return lines;
 }
 
@@ -762,22 +769,6 @@ struct RowsResult {
 // One record's fields by column index; nullopt where scontrol omitted the key.
 using Fields = std::vector<std::optional<std::string_view>>;
 
-// Calls fn(line_number, line) for each line of text that is not blank, without its '\r';
-// line numbers count from 1 and include the blank lines.
-template <typename Fn>
-void ForEachLine(std::string_view text, Fn&& fn) {
-  size_t line_number = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!Blank(line)) fn(line_number, line);
-  }
-}
-
 // Calls fn(fields) for each line of '|' (or ',') separated fields; returns the parse error of the
 // lines that did not parse.
 template <typename Fn>
@@ -786,6 +777,7 @@ std::string ForEachDelimited(const Topic& topic, std::string_view text, char sep
   const size_t n = topic.columns.size();
   Fields row(n);
   ForEachLine(text, [&](size_t line_number, std::string_view line) {
+    if (Blank(line)) return;
     std::vector<std::string_view> fields = SplitFields(line, sep);
     if (fields.size() < n || (sep == ',' && fields.size() != n)) {
       bad.Add(line_number, line,
@@ -868,6 +860,7 @@ std::string ForEachKeyValue(const Topic& topic, std::string_view text, Fn&& fn) 
   std::string record;
   size_t record_line = 0;
   ForEachLine(text, [&](size_t line_number, std::string_view line) {
+    if (Blank(line)) return;
     if ((line[0] == ' ' || line[0] == '\t') && !record.empty()) {
       record += ' ';
       record += Trim(line);
