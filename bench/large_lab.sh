@@ -31,21 +31,42 @@ export SLURM_CONF=$conf
 mcp=("$bin/slurm-mcp")
 live=(--slurm-conf "$conf" --clusters rca --timeout 120)
 say() { printf '\n== %s\n' "$*"; }
-# timed NAME CMD...: runs CMD, its stdout to OUT/NAME.txt; prints wall time, peak RSS and bytes.
+# timed NAME CMD...: runs CMD, its stdout to OUT/NAME.txt; prints wall time, peak RSS and bytes,
+# or, when CMD failed, its exit status instead of figures (its output is then no answer).
 timed() {
-  local name=$1
+  local name=$1 rc=0
   shift
-  /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.txt" || true
-  read -r wall rss < "$out/$name.time"
+  /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.txt" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    printf '%-40s FAILED (exit %d; %s)   (%s)\n' "$name" "$rc" "$(head -c 200 "$out/$name.txt")" \
+      "${*/#$bin\//}"
+    return
+  fi
+  read -r wall rss < <(tail -n 1 "$out/$name.time")
   printf '%-40s %6.2f s wall, %6.1f MiB peak RSS, %7d bytes   (%s)\n' "$name" "$wall" \
     "$(echo "$rss / 1024" | bc -l)" "$(wc -c < "$out/$name.txt")" "${*/#$bin\//}"
 }
+# count CMD...: the lines CMD prints, or NO EVIDENCE with its exit status: a failed or timed-out
+# read is never a count of 0.
+count() {
+  local text rc=0
+  text=$(timeout 300 "$@" 2> /dev/null) || rc=$?
+  if [[ $rc -ne 0 ]]; then echo "NO EVIDENCE ($1 exit $rc)"; else grep -c . <<< "$text" || true; fi
+}
+# by_reason: pending tasks by reason, or NO EVIDENCE.
+by_reason() {
+  local text rc=0
+  text=$(timeout 300 squeue -h -r -t PD -o %r 2> /dev/null) || rc=$?
+  if [[ $rc -ne 0 ]]; then echo "NO EVIDENCE (squeue exit $rc)"; return; fi
+  sort <<< "$text" | uniq -c | sort -rn | awk '{printf "%s=%s ", $2, $1}'
+}
 
 say "1. the lab ($(uptime))"
-echo "nodes (sinfo -N rows, distinct): $(sinfo -h -N -o %N | sort -u | wc -l); partitions: $(sinfo -h -o %R | sort -u | tr '\n' ' ')"
-echo "jobs running (tasks): $(squeue -h -r -t R -o %i | wc -l); pending (tasks): $(squeue -h -r -t PD -o %i | wc -l)"
-echo "pending by reason: $(squeue -h -r -t PD -o %r | sort | uniq -c | sort -rn | awk '{printf "%s=%s ", $2, $1}')"
-echo "finished in sacct (CD,F, -X, last day): $(sacct -a -X -n -S now-1days -E now -s CD,F -o JobID | wc -l)"
+nodes=$(timeout 300 sinfo -h -N -o %N 2> /dev/null | sort -u | grep -c .) || nodes="NO EVIDENCE"
+echo "nodes (distinct in sinfo -N): $nodes; partitions: $(sinfo -h -o %R 2> /dev/null | sort -u | tr '\n' ' ')"
+echo "jobs running (tasks): $(count squeue -h -r -t R -o %i); pending (tasks): $(count squeue -h -r -t PD -o %i)"
+echo "pending by reason: $(by_reason)"
+echo "finished in sacct (CD,F, -X, last day): $(count sacct -a -X -n -S now-1days -E now -s CD,F -o JobID)"
 { "$bin/rca-bench" cluster status --dir "$lab" || true; } | tail -n 3  # exits 1 when a node is unhealthy
 
 say "2. slurm_overview (the lab as it is)"

@@ -15,8 +15,8 @@
 // the overview's wall time and size; and whether `group_by state,reason` is exact against a
 // count made here from the raw squeue text. Peak RSS is this process's (VmHWM), which holds the
 // bench's own copies of the outputs too: an upper bound on what the server would hold.
-// --save-dir DIR writes each live read's argv (NAME.argv, JSON) and output (NAME.out) there: the
-// recorded large outputs of fixtures/large-1024/ (gzipped) came from it.
+// --save-dir DIR writes each live read's argv (NAME.argv, JSON) and output (NAME.out) there, to
+// keep what a large lab printed (bench/large_lab.sh saves under OUT_DIR/raw).
 #include <CLI/CLI.hpp>
 #include <time.h>
 
