@@ -25,17 +25,22 @@ class CliContext : public ToolContext {
 
 std::string Cell(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// Rows as an aligned table, columns in the order of the first row.
-std::string Table(const Json& rows, const std::string& topic) {
+// Rows as an aligned table: the topic's columns in its order, or `first` and then the rest of
+// the first row's keys (groups: the group_by columns, then count and the sums).
+std::string Table(const Json& rows, const std::string& topic,
+                  std::vector<std::string> first = {}) {
   if (!rows.is_array() || rows.empty()) return "(no rows)\n";
   std::vector<std::string> columns;
-  if (const Topic* t = FindTopic(topic)) {
+  if (const Topic* t = first.empty() ? FindTopic(topic) : nullptr) {
     for (const Column& c : t->columns) {
       if (rows[0].contains(c.name)) columns.push_back(c.name);
     }
   }
   if (columns.empty()) {
-    for (const auto& [key, value] : rows[0].items()) columns.push_back(key);
+    columns = std::move(first);
+    for (const auto& [key, value] : rows[0].items()) {
+      if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
+    }
   }
   std::vector<size_t> width;
   for (const std::string& c : columns) width.push_back(c.size());
@@ -66,12 +71,18 @@ std::string Human(const ToolResult& result) {
   const ToolResult& r = result.Fields();
   if (r.is_error || !r.structured) return ResultText(r);
   const Json& s = *r.structured;
-  auto section = [](const Json& e) {
-    std::string out = "[" + e.value("source", "") + ", " + e.value("evidence_time", "") +
-                      (e.value("cached", false) ? ", cached" : "") + "] " + e.value("topic", "") +
-                      ": " + e.value("outcome", "") + "\n";
+  // The header is the tool's own first line ("queue: at least 1046 rows", "nodes: 6 rows in 2
+  // groups by state"): what it says of totals, lower bounds and groups is said once, there.
+  const std::string text = ResultText(r);
+  const std::string header = text.substr(0, text.find('\n')) + "\n";
+  auto section = [&header](const Json& e) {
+    std::string out = header;
     if (e.value("outcome", "") != "ok") return out + "NO EVIDENCE: " + e.value("cause", "") + "\n";
-    if (e.contains("rows") && !e["rows"].empty()) {
+    if (e.contains("groups") && e["groups"].is_array()) {
+      std::vector<std::string> first = e.value("group_by", std::vector<std::string>{});
+      first.push_back("count");
+      out += Table(e["groups"], "", std::move(first));
+    } else if (e.contains("rows") && !e["rows"].empty()) {
       out += Table(e["rows"], e.value("topic", ""));
     } else if (e.contains("text")) {
       out += e["text"].get<std::string>();
