@@ -210,19 +210,33 @@ SpawnResult SpawnDaemon(const std::vector<std::string>& argv, const std::vector<
 }
 
 bool StopProcess(const ProcessId& id, std::chrono::milliseconds grace) {
-  if (!IsAlive(id)) return true;
-  SignalProcess(id, SIGCONT);
-  SignalProcess(id, SIGTERM);
+  return StopProcesses({id}, grace).empty();
+}
+
+std::vector<ProcessId> StopProcesses(const std::vector<ProcessId>& ids,
+                                     std::chrono::milliseconds grace) {
+  std::vector<ProcessId> alive;
+  for (const ProcessId& id : ids) {
+    if (IsAlive(id)) alive.push_back(id);
+  }
+  auto drop_gone = [&] {
+    std::erase_if(alive, [](const ProcessId& id) { return !IsAlive(id); });
+  };
+  for (const ProcessId& id : alive) {
+    SignalProcess(id, SIGCONT);
+    SignalProcess(id, SIGTERM);
+  }
   auto deadline = Clock::now() + grace;
-  while (Clock::now() < deadline) {
-    if (!IsAlive(id)) return true;
+  while (!alive.empty() && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    drop_gone();
   }
-  SignalProcess(id, SIGKILL);
-  for (int i = 0; i < 100 && IsAlive(id); ++i) {
+  for (const ProcessId& id : alive) SignalProcess(id, SIGKILL);
+  for (int i = 0; i < 100 && !alive.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    drop_gone();
   }
-  return !IsAlive(id);
+  return alive;
 }
 
 std::string ToolResult::Summary() const {

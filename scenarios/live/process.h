@@ -69,6 +69,12 @@ PipedChild SpawnPiped(const std::vector<std::string>& argv, const std::vector<st
 // the process is gone (or was already gone). Never signals a PID whose start time differs.
 bool StopProcess(const ProcessId& id, std::chrono::milliseconds grace);
 
+// StopProcess for many at once: SIGTERM to all, one grace for all, then SIGKILL to the
+// survivors. Returns the ones still alive after that (empty when all are gone). A thousand job
+// processes stop in one grace period, not a thousand.
+std::vector<ProcessId> StopProcesses(const std::vector<ProcessId>& ids,
+                                     std::chrono::milliseconds grace);
+
 // Sends sig to the process (or its group when group is true) if the id still matches.
 bool SignalProcess(const ProcessId& id, int sig, bool group = false);
 

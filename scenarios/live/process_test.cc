@@ -66,5 +66,43 @@ TEST(IsAlive, AZombieLeaderWithARunningThreadIsStillAlive) {
   EXPECT_FALSE(IsAlive(*id));
 }
 
+
+// Lab::Down's leftover job processes: a slurmstepd or job shell that ignores SIGTERM is killed
+// after the grace period. Stopped together they take one grace period, not one each (six of
+// them stopped one by one would take at least 6 s here).
+TEST(StopProcesses, StopsProcessesThatIgnoreTermInOneGracePeriod) {
+  std::vector<ProcessId> ids;
+  for (int i = 0; i < 6; ++i) {
+    // A shell that ignores SIGTERM and waits without a child of its own (read on a pipe that
+    // never gets a line), so that nothing is left behind when it is killed.
+    SpawnResult r = SpawnDaemon({"/bin/sh", "-c", "trap '' TERM; mkfifo /tmp/stopprocesses.$$ "
+                                 "&& exec 3<>/tmp/stopprocesses.$$ && rm /tmp/stopprocesses.$$ "
+                                 "&& read x <&3"},
+                                {"PATH=/usr/bin:/bin"}, "/dev/null");
+    ASSERT_TRUE(r.id) << r.error;
+    ids.push_back(*r.id);
+  }
+  ids.push_back(ids[0]);  // the same process twice is not an error
+  // Let every shell reach its trap.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const ProcessId& id : ids) ASSERT_TRUE(IsAlive(id));
+  auto start = std::chrono::steady_clock::now();
+  std::vector<ProcessId> alive = StopProcesses(ids, std::chrono::seconds(1));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(alive.empty()) << alive.size() << " still alive";
+  for (const ProcessId& id : ids) EXPECT_FALSE(IsAlive(id)) << id.ToString();
+  EXPECT_LT(seconds, 4.0) << "stopped one at a time?";
+}
+
+TEST(StopProcesses, GoneAndEmptyListsAreNotFailures) {
+  EXPECT_TRUE(StopProcesses({}, std::chrono::milliseconds(10)).empty());
+  // A PID with a start time that no process has.
+  EXPECT_TRUE(StopProcesses({ProcessId{.pid = ::getpid(), .start_time = 1}},
+                            std::chrono::milliseconds(10))
+                  .empty());
+  EXPECT_TRUE(IsAlive(*IdentifyProcess(::getpid())));
+}
+
 }  // namespace
 }  // namespace slurm_rca::live
