@@ -16,7 +16,9 @@
 #      time and peak RSS of the process serving it;
 #   4. scale_bench's live part (per topic: read time, parse CPU per row, answer bytes; squeue text
 #      against --json; group_by exact against a raw count), its raw reads saved under OUT_DIR/raw;
-#   5. ctld_load_bench with 1 and 64 agents polling slurm_overview through one server.
+#   5. slurm-mcp's own peak memory (VmHWM of its PID) while one stdio server answers the overview
+#      and the large reads (queue, nodes, accounting, jobs), with each answer's bytes;
+#   6. ctld_load_bench with 1 and 64 agents polling slurm_overview through one server.
 # Nothing here writes to the cluster but the two faults and their heals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,9 @@ mcp=("$bin/slurm-mcp")
 live=(--slurm-conf "$conf" --clusters rca --timeout 120)
 say() { printf '\n== %s\n' "$*"; }
 # timed NAME CMD...: runs CMD, its stdout to OUT/NAME.txt; prints wall time, peak RSS and bytes,
-# or, when CMD failed, its exit status instead of figures (its output is then no answer).
+# or, when CMD failed, its exit status instead of figures (its output is then no answer). The
+# peak RSS is GNU time's: the largest of slurm-mcp and the Slurm commands it ran (sacct of 52,000
+# jobs is 107 MiB by itself); slurm-mcp's own is section 5's.
 timed() {
   local name=$1 rc=0
   shift
@@ -43,7 +47,7 @@ timed() {
     return
   fi
   read -r wall rss < <(tail -n 1 "$out/$name.time")
-  printf '%-40s %6.2f s wall, %6.1f MiB peak RSS, %7d bytes   (%s)\n' "$name" "$wall" \
+  printf '%-40s %6.2f s wall, %6.1f MiB peak RSS (largest process), %7d bytes   (%s)\n' "$name" "$wall" \
     "$(echo "$rss / 1024" | bc -l)" "$(wc -c < "$out/$name.txt")" "${*/#$bin\//}"
 }
 # count CMD...: the lines CMD prints, or NO EVIDENCE with its exit status: a failed or timed-out
@@ -94,9 +98,42 @@ head -c 1500 "$out/query-queue-state-reason.txt"; echo
 say "4. scale_bench, live part (its generated part first)"
 "$bin/scale_bench" --reps 3 --slurm-conf "$conf" --save-dir "$out/raw" | tee "$out/scale_bench.txt"
 
+# serve_hwm: slurm-mcp's own peak memory (VmHWM of its PID, not of the Slurm commands it runs)
+# while one stdio server answers the overview and the large reads, each call's answer bytes too.
+serve_hwm() {
+  local pid line n=1
+  coproc MCP { exec "$bin/slurm-mcp" serve --stdio "${live[@]}" 2> "$out/serve-hwm.err"; }
+  pid=$MCP_PID
+  call() {  # call JSON-RPC-method params
+    n=$((n + 1))
+    printf '{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}\n' "$n" "$1" "$2" >&"${MCP[1]}"
+    IFS= read -r -t 300 line <&"${MCP[0]}" || { echo "no answer to $1 $2"; return 1; }
+    printf '  %-78s %8d bytes%s\n' "$2" "${#line}" \
+      "$(grep -q '"isError":true' <<< "$line" && echo ' (isError: true)')"
+  }
+  printf '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"large_lab.sh","version":"1"}}}\n' >&"${MCP[1]}"
+  IFS= read -r -t 60 line <&"${MCP[0]}"
+  printf '{"jsonrpc":"2.0","method":"notifications/initialized"}\n' >&"${MCP[1]}"
+  grep -E '^Vm(RSS|HWM)' "/proc/$pid/status" | tr '\n' ' ' | sed 's/^/  after initialize: /'; echo
+  call tools/call '{"name":"slurm_overview","arguments":{}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"queue","group_by":["state","reason"]}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"queue"}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"nodes","group_by":["state","reason"]}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"accounting","group_by":["state","user"]}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"accounting"}}'
+  call tools/call '{"name":"slurm_query","arguments":{"topic":"jobs"}}'
+  grep -E '^Vm(RSS|HWM)' "/proc/$pid/status" | tr '\n' ' ' | sed 's/^/  after the calls: /'; echo
+  local to_server=${MCP[1]}
+  exec {to_server}>&-  # end of input: the server exits
+  wait "$pid" || true
+}
+
 heal
 trap - EXIT
-say "5. ctld_load_bench: 1 and 64 agents through one slurm-mcp, 30 s a run"
+say "5. slurm-mcp's own peak memory: one stdio server, the overview and the large reads"
+serve_hwm | tee "$out/serve-hwm.txt"
+
+say "6. ctld_load_bench: 1 and 64 agents through one slurm-mcp, 30 s a run"
 "$bin/ctld_load_bench" --lab-dir "$lab" --agents 1,64 --seconds 30 | tee "$out/ctld_load.txt"
 echo
 echo "large_lab.sh: outputs in $out"

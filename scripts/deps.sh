@@ -11,6 +11,8 @@ if [[ "${1:-}" == "--check" ]]; then check=1; shift; fi
 packages=(
   cmake make g++ pkg-config ccache
   nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev libssl-dev
+  # zlib: the gzipped fixtures of the 1,024-node lab (fixtures/large-1024)
+  zlib1g-dev
   # Boost.Beast and Asio (header-only): slurm-mcp's HTTP server
   libboost-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev

@@ -139,7 +139,7 @@ std::string Label(const Evidence& e) {
   return "[" + e.source + ", " + e.evidence_time + (e.cached ? ", cached" : "") + "]";
 }
 
-// "a 3, b 2 (and 4 more: 9)" from (name, count) pairs ordered by count.
+// "a 3, b 2 (and 4 more, 9 in all)" from (name, count) pairs ordered by count.
 std::string Listing(const std::vector<std::pair<std::string, std::uint64_t>>& items) {
   std::string out;
   std::uint64_t rest = 0;
@@ -151,8 +151,8 @@ std::string Listing(const std::vector<std::pair<std::string, std::uint64_t>>& it
     }
   }
   if (items.size() > kMaxListed) {
-    out += " (and " + std::to_string(items.size() - kMaxListed) + " more: " +
-           std::to_string(rest) + ")";
+    out += " (and " + std::to_string(items.size() - kMaxListed) + " more, " +
+           std::to_string(rest) + " in all)";
   }
   return out.empty() ? "none" : out;
 }
