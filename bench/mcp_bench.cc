@@ -30,10 +30,12 @@
 #include "bench/mcp_report.h"
 #include "bench/mcp_rows.h"
 #include "bench/queue_bundle.h"
+#include "mcp/backend/bundle_pack.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace mcp = slurm_rca::mcp;
 namespace bench = slurm_rca::bench;
 
 int UsageError(const std::string& message) {
@@ -149,9 +151,11 @@ int main(int argc, char** argv) {
       rows.push_back(*it);
     }
   }
-  if (!fs::is_regular_file(fs::path(bundle) / "manifest.json")) {
-    return UsageError("--bundle " + bundle + ": no manifest.json there");
+  const mcp::BundleLocation where = mcp::LocateBundle(bundle);
+  if (where.kind == mcp::BundleLocation::Kind::kNone) {
+    return UsageError("--bundle " + bundle + ": no evidence bundle there (directory or pack)");
   }
+  bundle = where.path;
   if (slurm_mcp.empty()) {
     std::error_code ec;
     slurm_mcp = (fs::read_symlink("/proc/self/exe", ec).parent_path() / "slurm-mcp").string();

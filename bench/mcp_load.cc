@@ -26,10 +26,12 @@
 #include <vector>
 
 #include "bench/mcp_harness.h"
+#include "mcp/backend/bundle_pack.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace mcp = slurm_rca::mcp;
 using slurm_rca::bench::Clock;
 using slurm_rca::bench::Memory;
 using slurm_rca::bench::ReadMemory;
@@ -106,11 +108,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcp_load: %s (see mcp_load --help)\n", e.what());
     return 2;
   }
-  if (!fs::is_regular_file(fs::path(bundle) / "manifest.json")) {
-    std::fprintf(stderr, "mcp_load: --bundle %s: no manifest.json there\n", bundle.c_str());
+  const mcp::BundleLocation where = mcp::LocateBundle(bundle);
+  if (where.kind == mcp::BundleLocation::Kind::kNone) {
+    std::fprintf(stderr, "mcp_load: --bundle %s: no evidence bundle there (directory or pack)\n",
+                 bundle.c_str());
     return 2;
   }
-  bundle = fs::absolute(bundle).lexically_normal().string();
+  bundle = fs::absolute(where.path).lexically_normal().string();
   if (slurm_mcp.empty()) {
     std::error_code ec;
     slurm_mcp = (fs::read_symlink("/proc/self/exe", ec).parent_path() / "slurm-mcp").string();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mcp/backend/bundle_pack.h"
 #include "mcp/protocol/jsonrpc.h"
 
 namespace slurm_rca::bench {
@@ -46,9 +47,11 @@ base::Status WriteFile(const fs::path& path, const std::string& text) {
 }  // namespace
 
 base::Status WriteQueueBundle(const std::string& from, const std::string& dir, int jobs) {
+  // A directory or a pack (mcp/backend/bundle_pack.h); the bench's bundle is a directory.
+  base::Result<mcp::BundleFiles> files = mcp::ReadBundle(from);
+  if (!files.ok()) return files.status();
   const fs::path manifest_path = fs::path(from) / "manifest.json";
-  std::ifstream in(manifest_path);
-  Json manifest = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  Json manifest = Json::parse(files->at("manifest.json"), nullptr, /*allow_exceptions=*/false);
   if (manifest.is_discarded() || !manifest.is_object()) {
     return base::Status::IoError(manifest_path.string() + ": not readable JSON");
   }
@@ -63,11 +66,11 @@ base::Status WriteQueueBundle(const std::string& from, const std::string& dir, i
   for (Json& read : snapshot["reads"]) {
     for (const char* stream : {"stdout_file", "stderr_file"}) {
       const std::string name = read.value(stream, "");
+      auto it = files->find(name);
+      if (it == files->end()) return base::Status::IoError(from + ": no stream " + name);
       std::error_code ec;
       fs::create_directories((fs::path(dir) / name).parent_path(), ec);
-      fs::copy_file(fs::path(from) / name, fs::path(dir) / name,
-                    fs::copy_options::overwrite_existing, ec);
-      if (ec) return base::Status::IoError(name + ": " + ec.message());
+      if (base::Status s = WriteFile(fs::path(dir) / name, it->second); !s.ok()) return s;
     }
     if (read.value("argv", Json::array()) == queue_argv && read.value("outcome", "") == "ok") {
       read["stdout_file"] = queue_file;

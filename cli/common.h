@@ -55,6 +55,7 @@ std::unique_ptr<CommandGroup> AddLabCommands(CLI::App& app);
 std::unique_ptr<CommandGroup> AddScenarioCommands(CLI::App& app);
 std::unique_ptr<CommandGroup> AddScoringCommands(CLI::App& app);
 std::unique_ptr<CommandGroup> AddAgentCommands(CLI::App& app);
+std::unique_ptr<CommandGroup> AddBundleCommands(CLI::App& app);
 
 }  // namespace slurm_rca::cli
 

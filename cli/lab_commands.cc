@@ -73,8 +73,9 @@ class LabCommands : public CommandGroup {
         "Bring up a private lab (port base 20800), record every slurm-mcp topic before, during and "
         "after a fault into an evidence bundle, tear it down");
     record->add_option("--out", record_options.out_dir,
-                       "Bundle directory (default: fixtures/demo of the bundle root, "
-                       "$SLURM_RCA_FIXTURES or the source tree's)");
+                       "The bundle's name: it is written as one file, NAME.evidence.gz "
+                       "(default: fixtures/demo of the bundle root, $SLURM_RCA_FIXTURES or the "
+                       "source tree's)");
     record
         ->add_option("--port-base", record_options.port_base,
                      "Ports of the private lab: base+6, +17, +19, +201.. (keep below 32768)")

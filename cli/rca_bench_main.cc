@@ -1,9 +1,10 @@
-// rca-bench: the benchmark's one command. Four groups of subcommands, each in its own file, each
+// rca-bench: the benchmark's one command. Five groups of subcommands, each in its own file, each
 // registering its options and calling a library: the live lab (cluster, fault: lab_commands.cc),
 // the scenarios (validate, list, show, export, inject, heal, record, smoke:
 // scenario_commands.cc), scoring (baselines, score, leaderboard, fingerprint:
-// scoring_commands.cc) and the agents (run, diagnose, collect, configs, graph, fit-abstention:
-// agent_group.cc and agent_commands.cc).
+// scoring_commands.cc), the agents (run, diagnose, collect, configs, graph, fit-abstention:
+// agent_group.cc and agent_commands.cc) and the evidence bundles' files (bundle pack, unpack,
+// digest: bundle_commands.cc).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   groups.push_back(slurm_rca::cli::AddScenarioCommands(app));
   groups.push_back(slurm_rca::cli::AddScoringCommands(app));
   groups.push_back(slurm_rca::cli::AddAgentCommands(app));
+  groups.push_back(slurm_rca::cli::AddBundleCommands(app));
 
   if (std::optional<int> code = slurm_rca::cli::ParseOrExit(
           app, argc, argv, {.binary = "rca-bench", .exit_code = kUsage})) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "mcp/backend/bundle_pack.h"
 #include "mcp/backend/replay_backend.h"
 #include "mcp/topics/overview.h"
 #include "mcp/topics/topics.h"
@@ -218,14 +219,13 @@ std::string BundleDir(const std::string& scenario_id, const std::string& set) {
 }
 
 bool RecordedIn(const Scenario& scenario, const std::string& set) {
-  return std::filesystem::exists(std::filesystem::path(BundleDir(scenario.id, set)) /
-                                 "manifest.json");
+  return mcp::BundleExists(BundleDir(scenario.id, set));
 }
 
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir) {
   Measurement m;
   m.bundle = bundle_dir;
-  if (!std::filesystem::exists(std::filesystem::path(bundle_dir) / "manifest.json")) {
+  if (!mcp::BundleExists(bundle_dir)) {
     m.error = "no recorded bundle " + bundle_dir + " (rca-bench record " + scenario.id + ")";
     return m;
   }

@@ -93,6 +93,8 @@ const std::string& DefaultBundleSet();
 // The root every BundleDir is under; main sets it once from its base::DataPaths.
 void SetFixturesRoot(const std::string& root);
 const std::string& FixturesRoot();
+// ROOT[/<set>]/<id>: the bundle's name, which the replay back-end opens as the directory of that
+// name or, as every committed bundle now is, the pack <name>.evidence.gz (mcp/backend/bundle_pack.h).
 std::string BundleDir(const std::string& scenario_id, const std::string& set = "");
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
 // Whether set (default: the default set) holds a bundle of the scenario.

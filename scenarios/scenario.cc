@@ -1,6 +1,5 @@
 #include "scenarios/scenario.h"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <sstream>
 
 #include "base/yaml.h"
+#include "mcp/backend/bundle_pack.h"
 #include "scenarios/vocabulary.h"
 
 namespace slurm_rca::scenarios {
@@ -38,19 +38,7 @@ int Scenario::PropagationS() const {
 }
 
 std::string Sha256Hex(const std::string& text, std::size_t hex_chars) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  // Fetched once: with EVP_sha256() OpenSSL 3 looks the implementation up on every digest, which
-  // was most of the cost of a task id.
-  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  EVP_Digest(text.data(), text.size(), digest, &len, sha256 ? sha256 : EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len && out.size() < hex_chars; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out.substr(0, hex_chars);
+  return mcp::Sha256OfBytes(text).substr(0, hex_chars);
 }
 
 std::string Scenario::TaskId() const { return "T-" + Sha256Hex(canary, 10); }

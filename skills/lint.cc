@@ -13,6 +13,7 @@
 
 #include "base/file.h"
 #include "base/status.h"
+#include "mcp/backend/bundle_pack.h"
 
 namespace slurm_rca::skills {
 
@@ -535,10 +536,12 @@ base::Status CheckMeasuredSource(const std::string& source, const std::string& q
       std::from_chars(last_s.data(), last_s.data() + last_s.size(), last).ec != std::errc()) {
     return base::Status::InvalidArgument("the line range of '" + source + "' is not a number");
   }
-  std::optional<std::string> content = base::ReadFile((root / path).string());
-  if (!content) {
+  // A bundle's file is cited by its path through the bundle, which is one pack file
+  // (mcp/backend/bundle_pack.h): fixtures/S01-x/manifest.json is in fixtures/S01-x.evidence.gz.
+  base::Result<std::string> content = mcp::ReadFileThroughBundles((root / path).string());
+  if (!content.ok()) {
     return base::Status::InvalidArgument("no file " + path + " under the repository root " +
-                                         root.string());
+                                         root.string() + " (" + content.status().message() + ")");
   }
   std::istringstream in(*content);
   std::string lines;

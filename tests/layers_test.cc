@@ -34,7 +34,8 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"mcp/backend", {"base", "guard", "mcp/evidence", "mcp/telemetry", "mcp/protocol"}},
       {"mcp/topics",
        {"base", "guard", "mcp/protocol", "mcp/evidence", "mcp/telemetry", "mcp/backend"}},
-      {"skills", {"base", "mcp/protocol", "mcp/topics"}},
+      // mcp/backend: a claim's measured source is a file of an evidence bundle (bundle_pack.h).
+      {"skills", {"base", "mcp/protocol", "mcp/backend", "mcp/topics"}},
       // The five layers' folder: their CMakeLists.txt and README.md, no source of its own.
       {"mcp", {}},
       // What slurm-mcp serves, assembled: the one module above both mcp/ and skills/.

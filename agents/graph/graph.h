@@ -82,7 +82,7 @@ struct LatencyRange {
 struct MeasuredBy {
   std::string scenario;  // e.g. S06-state-save-unwritable
   int hop = 0;
-  std::string bundle;  // fixtures/<scenario>/manifest.json
+  std::string bundle;  // fixtures/<scenario>/manifest.json: that file of the bundle (its pack)
   int line = 0;
 };
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "mcp/backend/bundle_pack.h"
 #include "scenarios/measure.h"
 #include "scenarios/scenario.h"
 #include "scenarios/validate.h"
@@ -532,10 +533,13 @@ TEST(GraphScenarioAgreement, EveryMeasuredEdgeIsMeasuredByTheBundleItCites) {
       SCOPED_TRACE(name + " cites " + by.scenario + " hop " + std::to_string(by.hop));
       const scenarios::Scenario* s = FindScenario(by.scenario);
       ASSERT_NE(s, nullptr);
-      ASSERT_TRUE(fs::exists(kSource + "/" + by.bundle));
-      EXPECT_EQ(fs::path(kSource + "/" + by.bundle).parent_path(),
-                fs::path(kSource + "/fixtures/" + s->id));
-      auto manifest = nlohmann::json::parse(ReadFile(kSource + "/" + by.bundle), nullptr, false);
+      // The citation names a file of the bundle (its manifest.json), in the pack the bundle is.
+      const fs::path cited(kSource + "/" + by.bundle);
+      EXPECT_EQ(cited.parent_path(), fs::path(kSource + "/fixtures/" + s->id));
+      base::Result<mcp::BundleFiles> files = mcp::ReadBundle(cited.parent_path().string());
+      ASSERT_TRUE(files.ok()) << files.status().message();
+      ASSERT_TRUE(files->count(cited.filename().string())) << by.bundle << " is not in its bundle";
+      auto manifest = nlohmann::json::parse(files->at(cited.filename().string()), nullptr, false);
       ASSERT_FALSE(manifest.is_discarded());
       EXPECT_EQ(manifest.value("slurm_version", ""), e.slurm_version);
 

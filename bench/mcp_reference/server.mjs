@@ -27,6 +27,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -101,11 +102,41 @@ const { McpServer, StdioServerTransport, StreamableHTTPServerTransport, createMc
 
 // ------------------------------------------------------------------ bundle
 // The last snapshot, argv (joined by NUL) -> {argv, outcome, exit_code, out, err, seconds, cause}.
+// A bundle directory, or a pack (DIR.evidence.gz, mcp/backend/bundle_pack.h: gzip of a JSON index
+// line, then each blob's bytes in the index's order), read into path -> text.
+function bundleFiles(dir) {
+  const pack = fs.existsSync(path.join(dir, 'manifest.json')) ? null
+             : fs.existsSync(dir) && fs.statSync(dir).isFile() ? dir : `${dir}.evidence.gz`;
+  if (pack === null) {
+    return (name) => fs.readFileSync(path.join(dir, name), 'utf8');
+  }
+  let all;
+  try {
+    all = zlib.gunzipSync(fs.readFileSync(pack));
+  } catch (e) {
+    die(`${pack}: ${e.message}`);
+  }
+  const nl = all.indexOf(10);
+  const index = JSON.parse(all.subarray(0, nl).toString('utf8'));
+  if (index.format !== 'slurm-rca-evidence-pack/1') die(`${pack}: not an evidence pack`);
+  const blobs = new Map();
+  let at = nl + 1;
+  for (const b of index.blobs) {
+    blobs.set(b.sha256, all.subarray(at, at + b.bytes).toString('utf8'));
+    at += b.bytes;
+  }
+  return (name) => {
+    if (!(name in index.files)) throw new Error(`${name} is not in the pack ${pack}`);
+    return blobs.get(index.files[name]);
+  };
+}
+
 function loadBundle(dir) {
   const manifestPath = path.join(dir, 'manifest.json');
+  const read = bundleFiles(dir);
   let m;
   try {
-    m = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+    m = JSON.parse(read('manifest.json'));
   } catch (e) {
     die(`${manifestPath}: ${e.message}`);
   }
@@ -120,7 +151,7 @@ function loadBundle(dir) {
     }
     if (!streams.has(name)) {
       try {
-        streams.set(name, fs.readFileSync(path.join(dir, name), 'utf8'));
+        streams.set(name, read(name));
       } catch (e) {
         die(`${manifestPath}: ${e.message}`);
       }

@@ -30,7 +30,8 @@ int Usage(const std::string& message) {
 }
 
 void BackendFlags::Add(CLI::App* app) {
-  app->add_option("--replay", replay, "Serve a recorded evidence bundle instead of the cluster");
+  app->add_option("--replay", replay, "Serve a recorded evidence bundle instead of the cluster: a directory, a pack "
+                 "(DIR.evidence.gz), or a pack's name without .evidence.gz (fixtures/demo)");
   app->add_option("--offset", offset, "Replay: the snapshot at or before this many seconds");
   app->add_option("--slurm-conf", live.slurm_conf, "Live: SLURM_CONF given to Slurm commands");
   app->add_option("--clusters", live.clusters,

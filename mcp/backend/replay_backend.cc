@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/status.h"
+#include "mcp/backend/bundle_pack.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -156,7 +157,9 @@ class Checker {
 // may share a file (an empty stderr, say).
 class StreamFiles {
  public:
-  explicit StreamFiles(fs::path root) : root_(std::move(root)) {}
+  // From the bundle's directory, or from a pack's files (already read and checked whole).
+  explicit StreamFiles(fs::path root, const BundleFiles* packed = nullptr)
+      : root_(std::move(root)), packed_(packed) {}
 
   // A stream file named by the manifest: relative, inside the bundle, a readable regular file.
   // `field` is where the manifest names it, for the message.
@@ -173,6 +176,16 @@ class StreamFiles {
       if (part == "..") return check.Fail(field, "\"" + name + "\" must not leave the bundle (..)");
     }
     const fs::path full = root_ / rel;
+    if (packed_ != nullptr) {
+      auto it = packed_->find(rel.lexically_normal().generic_string());
+      if (it == packed_->end()) {
+        return check.Fail(field, "cannot read " + name + ": not in the pack " + root_.string(),
+                          base::Status::Code::kIoError);
+      }
+      *out = it->second;
+      loaded_.emplace(name, *out);
+      return base::Status();
+    }
     std::error_code ec;
     if (!fs::is_regular_file(full, ec)) {
       return check.Fail(field,
@@ -193,6 +206,7 @@ class StreamFiles {
 
  private:
   fs::path root_;
+  const BundleFiles* packed_;
   std::map<std::string, std::string> loaded_;  // stream file -> contents
 };
 
@@ -207,15 +221,20 @@ struct BundleHeader {
 
 // Step 1: manifest.json opens and is JSON. A manifest that cannot be opened most often means a
 // wrong directory, so the message asks whether `dir` is a bundle at all.
+// `packed`: the pack's manifest.json, when the bundle is a pack.
 base::Status ParseManifest(const fs::path& path, const std::string& dir, Checker& check,
-                           json* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return check.Fail("", "cannot open (is " + dir + " an evidence bundle?)",
-                      base::Status::Code::kIoError);
-  }
+                           const std::string* packed, json* out) {
   std::stringstream text;
-  text << in.rdbuf();
+  if (packed != nullptr) {
+    text << *packed;
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return check.Fail("", "cannot open (is " + dir + " an evidence bundle?)",
+                        base::Status::Code::kIoError);
+    }
+    text << in.rdbuf();
+  }
   try {
     *out = json::parse(text.str());
   } catch (const json::exception& e) {
@@ -430,14 +449,26 @@ base::Status ReadSnapshots(const json& m, StreamFiles& files, Checker& check,
 // at all: manifest.json (step 1), its header (2), the snapshots (3), each snapshot (4) and each
 // recorded read (5), with the stream files the reads name.
 base::Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const std::string& dir) {
-  const fs::path root(dir);
-  const fs::path manifest_path = root / "manifest.json";
-  Checker check(manifest_path.string());
-  StreamFiles files(root);
+  // A directory, or a pack (bundle_pack.h): read whole and checked first, then validated exactly
+  // as a directory is, its manifest named PACK:manifest.json in messages.
+  const BundleLocation where = LocateBundle(dir);
+  BundleFiles packed;
+  const bool is_pack = where.kind == BundleLocation::Kind::kPack;
+  if (is_pack) {
+    base::Result<BundleFiles> read = ReadPack(where.path);
+    if (!read.ok()) return read.status();
+    packed = std::move(read).value();
+  }
+  const fs::path root(is_pack ? where.path : dir);
+  const std::string manifest_name =
+      is_pack ? where.path + ":manifest.json" : (root / "manifest.json").string();
+  Checker check(manifest_name);
+  StreamFiles files(root, is_pack ? &packed : nullptr);
   json manifest;
   BundleHeader header;
   std::vector<Snapshot> snapshots;
-  base::Status st = ParseManifest(manifest_path, dir, check, &manifest);
+  base::Status st = ParseManifest(root / "manifest.json", dir, check,
+                                  is_pack ? &packed.at("manifest.json") : nullptr, &manifest);
   if (st.ok()) st = ReadHeader(manifest, check, &header);
   if (st.ok()) st = ReadSnapshots(manifest, files, check, &snapshots);
   if (!st.ok()) return st;

@@ -2,7 +2,8 @@
 // run, tested and graded without Slurm.
 //
 // A bundle is a directory with manifest.json and the recorded stdout/stderr files next to it
-// (format "slurm-rca-evidence/1", documented in fixtures/README.md). It holds one or more
+// (format "slurm-rca-evidence/1", documented in fixtures/README.md), or the same files in one
+// pack, DIR.evidence.gz (bundle_pack.h), as every committed bundle is. It holds one or more
 // snapshots, each taken at an offset (seconds) into a scenario. Read(argv) answers from the
 // selected snapshot exactly as recorded: a recorded timeout is a timeout, a recorded failure a
 // failure, with their causes. An argv the snapshot does not hold is kUnavailable, never an empty
@@ -46,9 +47,12 @@ class ReplayBackend : public Backend {
     std::map<std::vector<std::string>, Evidence> reads;
   };
 
-  // Loads and validates the whole bundle; never null. On failure the status's message names the
-  // file and the field: an io error when manifest.json or a stream file it names cannot be
-  // read, an invalid argument when anything is missing, mistyped or inconsistent.
+  // Loads and validates the whole bundle; never null. `dir` is a bundle directory, a pack, or
+  // the name of a pack without its suffix (LocateBundle: "fixtures/demo" opens
+  // fixtures/demo.evidence.gz). On failure the status's message names the file and the field
+  // (PACK:manifest.json for a pack's): an io error when manifest.json or a stream file it names
+  // cannot be read, an invalid argument when anything is missing, mistyped or inconsistent, or
+  // when a pack is damaged (ReadPack).
   static base::Result<std::unique_ptr<ReplayBackend>> Open(const std::string& dir);
 
   std::string Label() const override { return "replay"; }

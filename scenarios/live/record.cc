@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "mcp/backend/bundle_pack.h"
 #include "mcp/backend/live_backend.h"
 #include "mcp/topics/topics.h"
 #include "scenarios/live/capture.h"
@@ -68,8 +69,8 @@ Json Snapshot(mcp::Backend& backend, const std::string& lab_dir, const fs::path&
 Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   fs::path final_out =
       options.out_dir.empty() ? fs::path(options.fixtures) / "demo" : fs::path(options.out_dir);
-  // Written beside the bundle and renamed into place at the end, so that a reader never sees a
-  // half-written bundle.
+  // Written as a directory beside the bundle, then packed into one file renamed into place
+  // (WritePack), so that a reader never sees a half-written bundle.
   fs::path out = final_out.string() + ".recording";
   {
     std::error_code ec;
@@ -140,13 +141,15 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   if (!WriteText(out / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (out / "manifest.json").string());
   }
-  fs::path old_bundle = final_out.string() + ".old";
-  fs::remove_all(old_bundle, ec);
-  if (fs::exists(final_out)) fs::rename(final_out, old_bundle, ec);
-  fs::rename(out, final_out, ec);
-  if (ec) return Status::Error("cannot move the bundle into " + final_out.string() + ": " + ec.message());
-  fs::remove_all(old_bundle, ec);
-  progress << "recorded " << final_out.string() << " (" << snapshots.size() << " snapshots)\n";
+  // One file: the pack final_out.evidence.gz (mcp/backend/bundle_pack.h); a directory of the
+  // older layout at final_out is removed once the pack is in place.
+  base::Result<mcp::BundleFiles> files = mcp::ReadBundleDirectory(out.string());
+  if (!files.ok()) return files.status();
+  const std::string pack = final_out.string() + mcp::kBundlePackSuffix;
+  if (Status st = mcp::WritePack(*files, pack); !st.ok()) return st;
+  fs::remove_all(out, ec);
+  if (fs::is_directory(final_out, ec)) fs::remove_all(final_out, ec);
+  progress << "recorded " << pack << " (" << snapshots.size() << " snapshots)\n";
   return {};
 }
 

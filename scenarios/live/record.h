@@ -1,6 +1,7 @@
 // Records an evidence bundle (format slurm-rca-evidence/1, fixtures/README.md) from a live lab:
 // every topic slurm-mcp serves, read through the same live back-end the server uses (guard,
-// executor), at scheduled offsets around an injected fault.
+// executor), at scheduled offsets around an injected fault. The bundle is written as one file,
+// OUT_DIR.evidence.gz (mcp/backend/bundle_pack.h), which replays as OUT_DIR.
 //
 //   RecordOptions o{.out_dir = "fixtures/demo", .fault = "db-freeze"};
 //   Status s = RecordDemoBundle(o, std::cout);
@@ -20,7 +21,7 @@
 namespace slurm_rca::live {
 
 struct RecordOptions {
-  std::string out_dir;                // empty: FIXTURES/demo
+  std::string out_dir;                // the bundle's name (+ .evidence.gz); empty: FIXTURES/demo
   std::string fixtures = "fixtures";  // base::DataPaths::fixtures; main sets it
   std::string fault = "db-freeze"; // a fault of FaultCatalog()
   int port_base = 20800;           // below the ephemeral range (32768-60999)

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "mcp/backend/bundle_pack.h"
 #include "mcp/backend/live_backend.h"
 #include "mcp/backend/replay_backend.h"
 #include "mcp/topics/topics.h"
@@ -713,35 +714,24 @@ Json HopSpread(const sc::Scenario& s, const std::vector<TrialResult>& results) {
   return spread;
 }
 
-// Puts trial 1's bundle, its manifest given the trials' timing, at final_out; a bundle there
-// before is replaced only once the new one is in place.
+// Puts trial 1's bundle, its manifest given the trials' timing, at final_out as one file: the
+// pack final_out.evidence.gz (mcp/backend/bundle_pack.h). A bundle there before, pack or
+// directory of the older layout, is replaced only once the new pack is in place.
 Status KeepFirstTrial(const fs::path& base, const Json& trials, const fs::path& final_out) {
-  std::error_code ec;
-  // The kept bundle is a copy: the trials stay in work_dir for --reuse.
-  fs::path kept = base / "kept";
-  fs::remove_all(kept, ec);
-  fs::copy(TrialDir(base, 0) / "bundle", kept, fs::copy_options::recursive, ec);
-  if (ec) return Status::Error("cannot copy trial 1's bundle: " + ec.message());
-  std::ifstream in(kept / "manifest.json");
-  Json manifest = Json::parse(in, nullptr, false);
+  // Read from the trial's directory, which stays in work_dir for --reuse.
+  base::Result<mcp::BundleFiles> files = mcp::ReadBundleDirectory((TrialDir(base, 0) / "bundle").string());
+  if (!files.ok()) return Status::Error("cannot read trial 1's bundle: " + files.status().message());
+  Json manifest = Json::parse((*files)["manifest.json"], nullptr, false);
   if (manifest.is_discarded()) return Status::Error("trial 1's manifest does not parse");
   manifest["format"] = mcp::kEvidenceBundleFormat2;
   manifest["trials"] = trials;
-  if (!WriteText(kept / "manifest.json", manifest.dump(2) + "\n")) {
-    return Status::Error("cannot write the manifest");
-  }
-  fs::path old = final_out.string() + ".old";
-  fs::remove_all(old, ec);
-  if (fs::exists(final_out)) fs::rename(final_out, old, ec);
+  (*files)["manifest.json"] = manifest.dump(2) + "\n";
+  std::error_code ec;
   fs::create_directories(final_out.parent_path(), ec);
-  fs::rename(kept, final_out, ec);
-  if (ec) {
-    // Across filesystems: copy, then remove.
-    ec.clear();
-    fs::copy(kept, final_out, fs::copy_options::recursive, ec);
-    if (ec) return Status::Error("cannot move the bundle to " + final_out.string() + ": " + ec.message());
-  }
-  fs::remove_all(old, ec);
+  const std::string pack = final_out.string() + mcp::kBundlePackSuffix;
+  if (Status st = mcp::WritePack(*files, pack); !st.ok()) return st;
+  if (fs::is_directory(final_out, ec)) fs::remove_all(final_out, ec);
+  if (ec) return Status::Error("packed " + pack + ", but the old directory stays: " + ec.message());
   return {};
 }
 
@@ -784,7 +774,7 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
              << spread[h]["min_s"].dump() << ".." << spread[h]["max_s"].dump() << " s in "
              << spread[h]["seen_in"].get<int>() << " of " << o.trials << " trials\n";
   }
-  progress << "recorded " << final_out.string() << " (trials kept in " << base.string()
+  progress << "recorded " << final_out.string() << mcp::kBundlePackSuffix << " (trials kept in " << base.string()
            << " for --reuse)\n";
   return {};
 }

@@ -777,7 +777,8 @@ async function main() {
   console.log(`sdk_client_test: @modelcontextprotocol/sdk ${sdk.sdkVersion} on node ${process.version}; ` +
               `server ${bin}; replay ${demo}`);
   assert(fs.existsSync(bin), `no server binary at ${bin}`);
-  assert(fs.existsSync(path.join(demo, 'manifest.json')), `no replay bundle at ${demo}`);
+  assert(fs.existsSync(path.join(demo, 'manifest.json')) || fs.existsSync(`${demo}.evidence.gz`) ||
+         fs.existsSync(demo), `no replay bundle at ${demo} (a directory or ${demo}.evidence.gz)`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'slurm-mcp-sdk-test-'));
   const token = 'sdk-test-' + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
