@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mcp/backend/bundle_pack.h"
 #include "mcp/backend/replay_backend.h"
 #include "scenarios/validate.h"
 #include "scenarios/views.h"
@@ -279,9 +280,11 @@ TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
     for (const HopResult& h : m.herrings) {
       EXPECT_TRUE(h.measured) << s.id << " herring " << h.hop << ": " << h.detail;
     }
-    // A busy bundle says so (and its seed); a clean one names no background.
-    std::ifstream in(dir + "/manifest.json");
-    nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+    // A busy bundle says so (and its seed); a clean one names no background. Each is one file.
+    EXPECT_EQ(mcp::LocateBundle(dir).kind, mcp::BundleLocation::Kind::kPack) << s.id;
+    base::Result<mcp::BundleFiles> files = mcp::ReadBundle(dir);
+    ASSERT_TRUE(files.ok()) << s.id << ": " << files.status().message();
+    nlohmann::json manifest = nlohmann::json::parse(files->at("manifest.json"), nullptr, false);
     ASSERT_FALSE(manifest.is_discarded()) << s.id;
     if (GetParam() == kBusySet) {
       EXPECT_EQ(manifest.value("profile", ""), "busy") << s.id;
@@ -313,18 +316,23 @@ TEST(ShippedSuite, EveryBundleOfThe2511SetMeasuresEveryHopAndIsA2511Recording) {
     EXPECT_EQ(m.trials, 3) << s.id;
     EXPECT_EQ(m.AllMeasured(), s.NotShownOn("25.11").empty()) << s.id;
     EXPECT_TRUE(MeasurementProblems(s, m).empty()) << s.id;
-    std::ifstream in(dir + "/manifest.json");
-    nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+    base::Result<mcp::BundleFiles> files = mcp::ReadBundle(dir);
+    ASSERT_TRUE(files.ok()) << s.id << ": " << files.status().message();
+    nlohmann::json manifest = nlohmann::json::parse(files->at("manifest.json"), nullptr, false);
     ASSERT_FALSE(manifest.is_discarded()) << s.id;
     EXPECT_EQ(manifest.value("slurm_version", "").rfind("25.11.", 0), 0u) << s.id;
     EXPECT_EQ(manifest.value("profile", ""), "busy") << s.id;
   }
-  // Every bundle in the directory belongs to a scenario of the suite.
-  int dirs = 0;
+  // Every bundle in the directory belongs to a scenario of the suite, and each is one pack.
+  int bundles = 0;
   for (const auto& e : std::filesystem::directory_iterator(kSource + "/fixtures/" + kBusy2511Set)) {
-    dirs += e.is_directory();
+    EXPECT_FALSE(e.is_directory()) << e.path() << ": a bundle directory (rca-bench bundle pack)";
+    const std::string name = e.path().filename().string();
+    bundles += name.size() > std::string(mcp::kBundlePackSuffix).size() &&
+               name.substr(name.size() - std::string(mcp::kBundlePackSuffix).size()) ==
+                   mcp::kBundlePackSuffix;
   }
-  EXPECT_EQ(dirs, recorded);
+  EXPECT_EQ(bundles, recorded);
   constexpr int kRecordedOn2511 = 72;
   EXPECT_GE(recorded, kRecordedOn2511);
 }

@@ -93,8 +93,12 @@ n_src=$(find "$src/skills" -mindepth 2 -maxdepth 2 -name SKILL.md | wc -l)
 [[ $(count server '/skills/[^/]*/SKILL.md$') -eq $n_src ]] || fail "runbooks: $(count server '/skills/[^/]*/SKILL.md$') packaged, $n_src in skills/"
 n_src=$(find "$src/scenarios" -name scenario.yaml | wc -l)
 [[ $(count data '/scenario.yaml$') -eq $n_src ]] || fail "scenarios: $(count data '/scenario.yaml$') packaged, $n_src in scenarios/"
+# Bundles are packs (fixtures/README.md, "Packed bundles"); the captures of slurm-*/ are directories.
+n_src=$(find "$src/fixtures" -name '*.evidence.gz' | wc -l)
+[[ $n_src -ge 100 ]] || fail "bundles: only $n_src packs in fixtures/"
+[[ $(count data '/fixtures/.*\.evidence\.gz$') -eq $n_src ]] || fail "bundles: $(count data '/fixtures/.*\.evidence\.gz$') packaged, $n_src in fixtures/"
 n_src=$(find "$src/fixtures" -name manifest.json | wc -l)
-[[ $(count data '/fixtures/.*/manifest.json$') -eq $n_src ]] || fail "bundles: $(count data '/fixtures/.*/manifest.json$') packaged, $n_src in fixtures/"
+[[ $(count data '/fixtures/.*/manifest.json$') -eq $n_src ]] || fail "captures: $(count data '/fixtures/.*/manifest.json$') packaged, $n_src in fixtures/"
 n_src=$(find "$src/agents/configs" -name '*.yaml' | wc -l)
 [[ $(count data '/agents/configs/.*\.yaml$') -eq $n_src ]] || fail "configurations: $(count data '/agents/configs/.*\.yaml$') packaged, $n_src in agents/configs/"
 grep -E '\.(cc|h)$|CMakeLists\.txt$|/testdata/|/fuzz/' "$work"/*.list | head -3 | while read -r l; do fail "a source file is packaged: $l"; done
