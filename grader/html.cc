@@ -212,7 +212,7 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
     << "it.</p>\n";
   o << "<table id=\"rows\">\n<tr><th>configuration</th><th>model</th><th>runs</th><th>RCA depth "
        "(mean ± SE)</th><th>margin over the floor</th><th>Brier (exact)</th><th>ECE</th><th>time "
-       "to hyp. (median, harness)</th><th>missing (mean)</th><th>hash</th><th>suite</th>"
+       "to hyp. (median, harness)</th><th>read to hyp. (median bytes)</th><th>missing (mean)</th><th>hash</th><th>suite</th>"
        "<th>dates</th></tr>\n";
   for (const Row& r : lb.rows) {
     o << "<tr" << (r.kind == "reference" ? " class=\"reference\"" : "") << "><td>"
@@ -225,6 +225,10 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
       << "</td><td class=\"n\">"
       << (r.harness_time_median_s
               ? F(*r.harness_time_median_s, *r.harness_time_median_s < 1 ? 3 : 1) + " s"
+              : "unmeasured")
+      << "</td><td class=\"n\">"
+      << (r.harness_bytes_median
+              ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
               : "unmeasured")
       << "</td><td class=\"n\">" << F(r.missing_mean) << "</td><td><code>"
       << Esc(r.configuration_hash) << "</code></td><td><code>" << Esc(r.fingerprint)

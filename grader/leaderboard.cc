@@ -101,6 +101,8 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     }
     a.row.harness_times_s.insert(a.row.harness_times_s.end(), r.harness_times_s.begin(),
                                  r.harness_times_s.end());
+    a.row.harness_bytes_read.insert(a.row.harness_bytes_read.end(), r.harness_bytes_read.begin(),
+                                    r.harness_bytes_read.end());
     a.row.first_date = std::min(a.row.first_date, s.date);
     a.row.last_date = std::max(a.row.last_date, s.date);
     a.depths.push_back(r.depth);
@@ -141,6 +143,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     for (const auto& [k, sum] : a.difficulty_sum) row.depth_by_difficulty[k] = sum / row.runs;
     if (a.post_freeze_runs > 0) row.depth_post_freeze = a.post_freeze_sum / a.post_freeze_runs;
     if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
+    if (!row.harness_bytes_read.empty()) row.harness_bytes_median = Median(row.harness_bytes_read);
     lb.rows.push_back(row);
   }
   auto rank = [&](const Row& r) {
@@ -184,9 +187,9 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
     return it == r.depth_by_split.end() ? std::string("-") : f3(it->second);
   };
   o << "| configuration | model | runs | test | dev | post-freeze | RCA depth, all (mean ± SE) | "
-       "margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | missing "
-       "answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | read to "
+       "hyp. (median bytes) | missing answers (mean) | hash | dates |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
     o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | "
       << r.model << " | " << r.runs << " | " << split(r, "test") << " | " << split(r, "dev")
@@ -196,7 +199,9 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
       << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
       << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | "
       << (r.harness_time_median_s ? f3(*r.harness_time_median_s) + " s" : "unmeasured") << " | "
-      << f3(r.missing_mean) << " | "
+      << (r.harness_bytes_median ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
+                                 : std::string("unmeasured"))
+      << " | " << f3(r.missing_mean) << " | "
       << r.configuration_hash << " | " << r.first_date
       << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
   }

@@ -33,6 +33,8 @@ struct Row {
   std::optional<double> depth_post_freeze;        // mean over runs (post_freeze scenarios)
   std::vector<double> harness_times_s;            // pooled over runs
   std::optional<double> harness_time_median_s;   // measured by the harness; unmeasured if none
+  std::vector<double> harness_bytes_read;         // pooled: tool-result bytes before each answer
+  std::optional<double> harness_bytes_median;
 };
 
 struct Leaderboard {

@@ -69,6 +69,10 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
   std::snprintf(floor, sizeof floor, "floor %.3f (%s", lb.floor_depth, lb.floor_name.c_str());
   EXPECT_NE(md.find(floor), std::string::npos) << md;
   EXPECT_NE(md.find("| A | m | 3 |"), std::string::npos) << md;
+  // No transcripts: what the runs read is unmeasured, never 0 bytes.
+  EXPECT_NE(md.find("| read to hyp. (median bytes) |"), std::string::npos) << md;
+  EXPECT_FALSE(a.harness_bytes_median);
+  EXPECT_NE(md.find("| unmeasured | unmeasured |"), std::string::npos) << md;
   // Ranked on the test split, beside its own floor; the split columns are each run's mean.
   EXPECT_TRUE(lb.ranked_on_test);
   EXPECT_GT(lb.test_scenarios, 0);

@@ -358,6 +358,8 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
         auto t = times->by_scenario.find(s.id);
         if (t != times->by_scenario.end() && t->second.root_cause == a.root_cause) {
           r.harness_times_s.push_back(t->second.seconds);
+          r.harness_bytes_read.push_back(static_cast<double>(t->second.bytes_read));
+          r.harness_tool_results.push_back(t->second.tool_results);
         } else if (t != times->by_scenario.end()) {
           r.harness_problems.push_back(t->second.file + ": committed " + t->second.root_cause +
                                        " but the submission answers " + a.root_cause +
@@ -413,7 +415,11 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
     r.ece = ece;
   }
   if (time_n > 0) r.self_reported_time_s = time_sum / time_n;
-  if (!r.harness_times_s.empty()) r.harness_time_median_s = Median(r.harness_times_s);
+  if (!r.harness_times_s.empty()) {
+    r.harness_time_median_s = Median(r.harness_times_s);
+    r.harness_bytes_median = Median(r.harness_bytes_read);
+    r.harness_tool_results_median = Median(r.harness_tool_results);
+  }
   std::vector<Baseline> b = ComputeBaselines(suite);
   if (!b.empty()) {
     r.floor_name = b.front().name;
@@ -446,6 +452,9 @@ std::string RenderReport(const Submission& s, const Report& r) {
   if (r.harness_time_median_s) {
     o << "time to hyp.   " << Fixed(*r.harness_time_median_s, 1) << " s median, measured by the "
       << "harness from the transcripts of " << r.harness_times_s.size() << " answer(s)\n";
+    o << "read to hyp.   " << Fixed(*r.harness_bytes_median, 0) << " bytes median in "
+      << Fixed(*r.harness_tool_results_median, 1) << " tool results median, before the answer "
+      << "(the same transcripts)\n";
   } else {
     o << "time to hyp.   unmeasured (no transcript of this run agrees with its answers)\n";
   }
@@ -500,6 +509,9 @@ nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
   j["time_to_hypothesis"] = {
       {"median_s", r.harness_time_median_s ? Json(*r.harness_time_median_s) : Json(nullptr)},
       {"timed_answers", r.harness_times_s.size()},
+      {"median_bytes_read", r.harness_bytes_median ? Json(*r.harness_bytes_median) : Json(nullptr)},
+      {"median_tool_results",
+       r.harness_tool_results_median ? Json(*r.harness_tool_results_median) : Json(nullptr)},
       {"source", "harness transcripts"},
       {"problems", r.harness_problems}};
   j["self_reported_time_s"] =

@@ -97,6 +97,9 @@ struct Report {
   // transcript committed the same root cause, their median, and why the others have no time.
   std::vector<double> harness_times_s;
   std::optional<double> harness_time_median_s;
+  // Beside each of those times: the bytes of tool results read before the answer, and how many.
+  std::vector<double> harness_bytes_read, harness_tool_results;
+  std::optional<double> harness_bytes_median, harness_tool_results_median;
   std::vector<std::string> harness_problems;
   std::string floor_name;
   double floor_depth = 0;

@@ -21,6 +21,8 @@ base::Result<std::optional<HarnessTime>> ReadTranscript(const std::string& text,
   bool have_ticket = false;
   double ticket_t = 0;
   std::optional<HarnessTime> out;  // set by the first valid submit
+  std::uint64_t bytes_read = 0;     // tool results until then
+  int tool_results = 0;
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -31,7 +33,13 @@ base::Result<std::optional<HarnessTime>> ReadTranscript(const std::string& text,
     }
     std::string event = j["event"];
     double t = j["t"].get<double>();
-    if (event == "ticket" && !have_ticket) {
+    if (event == "tool_result" && !out) {
+      if (!j.contains("bytes") || !j["bytes"].is_number_unsigned()) {
+        return problem(n, "a tool_result without a non-negative integer \"bytes\"");
+      }
+      bytes_read += j["bytes"].get<std::uint64_t>();
+      ++tool_results;
+    } else if (event == "ticket" && !have_ticket) {
       have_ticket = true;
       ticket_t = t;
     } else if (event == "submit" && j.contains("valid") && j["valid"] == true) {
@@ -44,7 +52,10 @@ base::Result<std::optional<HarnessTime>> ReadTranscript(const std::string& text,
       }
       // The time is the first commitment's; the answer is the last one (the harness may turn a
       // committed answer into an abstention after the model's submit).
-      if (!out) out = HarnessTime{.seconds = t - ticket_t, .file = file};
+      if (!out) {
+        out = HarnessTime{.seconds = t - ticket_t, .file = file, .bytes_read = bytes_read,
+                          .tool_results = tool_results};
+      }
       out->root_cause = a["root_cause"];
     }
   }

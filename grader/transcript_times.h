@@ -3,7 +3,9 @@
 // scenario named by its task id (or id). The time of a scenario is the `t` of the first valid
 // `submit` event minus the `t` of the `ticket` event: wall time from the ticket to the first
 // committed answer. The answer a transcript committed is its last valid submit (configuration E's
-// harness turns a low-confidence answer into an abstention after the model's submit).
+// harness turns a low-confidence answer into an abstention after the model's submit). Beside the
+// time: the bytes of the tool results read before that first submit, and how many (`bytes` of
+// each tool_result event, the result's full length).
 //
 //   HarnessTimes t = ReadTranscripts("results/B-m-r1.transcripts", suite);
 //   Report r = Score(submission, suite, &t);   // r.harness_time_median_s
@@ -13,6 +15,7 @@
 #ifndef SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_
 #define SLURM_RCA_GRADER_TRANSCRIPT_TIMES_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +30,11 @@ struct HarnessTime {
   double seconds = 0;
   std::string root_cause;  // of the last valid submit
   std::string file;
+  // What the agent read before it committed (tool_result events before the first valid submit):
+  // the results' full lengths in bytes, summed, and how many there were. At the size of a real
+  // cluster this is the cost of finding the cause, beside the time it took.
+  std::uint64_t bytes_read = 0;
+  int tool_results = 0;
 };
 
 struct HarnessTimes {

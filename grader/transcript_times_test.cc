@@ -88,6 +88,53 @@ TEST(Transcripts, ScoreUsesOnlyTimesWhoseAnswerAgrees) {
   EXPECT_NE(RenderReport(sub, none).find("time to hyp.   unmeasured"), std::string::npos);
 }
 
+TEST(Transcripts, BytesReadAreTheToolResultsBeforeTheFirstValidSubmit) {
+  base::Result<std::optional<HarnessTime>> t = ReadTranscript(
+      "{\"t\": 0, \"event\": \"ticket\", \"text\": \"x\"}\n"
+      "{\"t\": 1, \"event\": \"tool_result\", \"id\": \"1\", \"bytes\": 1500}\n"
+      "{\"t\": 2, \"event\": \"tool_result\", \"id\": \"2\", \"bytes\": 98000}\n"
+      "{\"t\": 3, \"event\": \"submit\", \"valid\": false, \"error\": \"no\"}\n"
+      "{\"t\": 4, \"event\": \"tool_result\", \"id\": \"3\", \"bytes\": 7}\n"
+      "{\"t\": 5, \"event\": \"submit\", \"valid\": true, \"answer\": {\"root_cause\": "
+      "\"node.health_check\"}}\n"
+      "{\"t\": 6, \"event\": \"tool_result\", \"id\": \"4\", \"bytes\": 1000000}\n",
+      "a.jsonl");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_TRUE(*t);
+  EXPECT_EQ((*t)->bytes_read, 1500u + 98000u + 7u);  // the read after the answer is not counted
+  EXPECT_EQ((*t)->tool_results, 3);
+  // A tool_result whose size is not a count is a problem, never a zero.
+  base::Result<std::optional<HarnessTime>> bad = ReadTranscript(
+      "{\"t\": 0, \"event\": \"ticket\"}\n{\"t\": 1, \"event\": \"tool_result\", \"bytes\": -4}\n",
+      "b.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("b.jsonl:2: a tool_result without"), std::string::npos);
+
+  // The score's median over the answers whose transcript agrees, in the text, JSON and leaderboard.
+  scenarios::Scenario a, b;
+  a.id = "A1";
+  b.id = "B1";
+  for (scenarios::Scenario* s : {&a, &b}) {
+    s->status = "runnable";
+    s->family = "f";
+    s->difficulty = "single_layer";
+    s->scoring = {{"db.mysql", 1.0}};
+  }
+  Submission sub;
+  sub.answers = {{"A1", "db.mysql", 1}, {"B1", "db.mysql", 1}};
+  HarnessTimes times;
+  times.by_scenario["A1"] = {4, "db.mysql", "A1.jsonl", 1000, 2};
+  times.by_scenario["B1"] = {6, "db.mysql", "B1.jsonl", 3000, 5};
+  Report r = Score(sub, {a, b}, &times);
+  ASSERT_TRUE(r.harness_bytes_median);
+  EXPECT_DOUBLE_EQ(*r.harness_bytes_median, 2000);
+  EXPECT_DOUBLE_EQ(*r.harness_tool_results_median, 3.5);
+  EXPECT_NE(RenderReport(sub, r).find("read to hyp.   2000 bytes median in 3.5 tool results"),
+            std::string::npos)
+      << RenderReport(sub, r);
+  EXPECT_EQ(ReportJson(sub, r)["time_to_hypothesis"]["median_bytes_read"], 2000);
+}
+
 TEST(Transcripts, MedianOfEvenAndOdd) {
   EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
