@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libre2-dev libuv1-dev libssl-dev
   # zlib: the gzipped fixtures of the 1,024-node lab (fixtures/large-1024)
   zlib1g-dev
+  # cjose (JWS/JWK over OpenSSL): OAuth access tokens (mcp/auth)
+  libcjose-dev libjansson-dev
   # Boost.Beast and Asio (header-only): slurm-mcp's HTTP server
   libboost-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev

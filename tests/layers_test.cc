@@ -32,6 +32,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"mcp/evidence", {}},
       {"mcp/telemetry", {"base", "mcp/evidence"}},
       {"mcp/backend", {"base", "guard", "mcp/evidence", "mcp/telemetry", "mcp/protocol"}},
+      {"mcp/auth", {"base"}},
       {"mcp/topics",
        {"base", "guard", "mcp/protocol", "mcp/evidence", "mcp/telemetry", "mcp/backend"}},
       // mcp/backend: a claim's measured source is a file of an evidence bundle (bundle_pack.h).
