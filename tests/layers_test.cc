@@ -57,7 +57,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
         "agents/graph", "session", "grader"}},
       // One folder per binary besides rca-bench's; each includes cli/parse.h.
       {"cli/slurm_mcp", {"base", "guard", "mcp/protocol", "mcp/evidence", "mcp/telemetry",
-                         "mcp/backend", "mcp/topics", "server", "cli"}},
+                         "mcp/backend", "mcp/auth", "mcp/topics", "server", "cli"}},
       {"cli/slurm_guard", {"base", "guard", "cli"}},
       {"cli/skill_lint", {"base", "skills", "cli"}},
   };

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/slurm_mcp/oauth.h"
 #include "base/status.h"
 #include "mcp/backend/audit_log.h"
 #include "mcp/backend/live_flags.h"
@@ -82,6 +83,7 @@ struct ServeOptions {
   bool stdio = false;
   std::string http;  // HOST:PORT
   std::string token_file;
+  OAuthFlags oauth;  // --auth-*: OAuth 2.1 access tokens instead of --token-file
   bool no_sessions = false;
   size_t max_body = 1 << 20;
   HttpLimits limits;

@@ -100,6 +100,21 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
   h.sessions = !o.no_sessions;
   // GET /ready: per program, whether its last read succeeded; reads nothing (evidence.h).
   h.ready = [b = &backend] { return ReadinessJson(*b); };
+  std::unique_ptr<OAuth> oauth;
+  if (o.oauth.enabled()) {
+    base::Result<std::unique_ptr<OAuth>> made = OAuth::Make(o.oauth, h.host);
+    if (!made.ok()) return Usage(made.status().message());
+    oauth = std::move(*made);
+    h.authorize = [a = oauth.get()](std::optional<std::string_view> header) {
+      return a->Authorize(header);
+    };
+    h.resource_metadata = oauth->MetadataJson();
+    h.ready = [b = &backend, a = oauth.get()] {
+      nlohmann::json ready = nlohmann::json::parse(ReadinessJson(*b), nullptr, false);
+      if (ready.is_object()) ready["authorization"] = a->Readiness();
+      return ready.dump();
+    };
+  }
   h.max_body_bytes = o.max_body;
   h.metrics = metrics;
   if (const std::string lowered = o.limits.FitToFileLimit(); !lowered.empty()) {
@@ -147,7 +162,10 @@ CLI::App* AddServe(CLI::App& app, ServeOptions& o, BackendFlags& flags) {
   auto* stdio_flag = serve->add_flag("--stdio", o.stdio, "Newline-delimited JSON-RPC on stdin/stdout");
   auto* http_opt = serve->add_option("--http", o.http, "HOST:PORT to listen on (loopback by default)");
   stdio_flag->excludes(http_opt);
-  serve->add_option("--token-file", o.token_file, "HTTP: require 'Authorization: Bearer <file contents>'");
+  auto* token_opt = serve->add_option("--token-file", o.token_file,
+                                      "HTTP: require 'Authorization: Bearer <file contents>'");
+  o.oauth.Add(serve);
+  token_opt->excludes(serve->get_option("--auth-issuer"));
   serve->add_flag("--no-sessions", o.no_sessions, "HTTP: issue no Mcp-Session-Id");
   serve->add_option("--max-body", o.max_body, "HTTP: request body limit in bytes")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20))
@@ -217,6 +235,9 @@ int Serve(ServeOptions o, BackendFlags flags) {
   base::Result<GpuSampling> gpu = MakeGpuSampling(o, replay, &backend, surface);
   if (!gpu.ok()) return Usage(gpu.status().message());
   if (!o.stdio && o.http.empty()) return Usage("serve needs --stdio or --http HOST:PORT");
+  if (o.stdio && o.oauth.enabled()) {
+    return Usage("--auth-* is for --http; over stdio the client is the process that started this one");
+  }
 
   server::ServerSurface assembly;
   assembly.tools = surface;

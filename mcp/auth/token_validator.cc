@@ -155,12 +155,16 @@ TokenCheck Refuse(TokenFault fault, std::string message, bool refetched = false)
   return c;
 }
 
+// A NumericDate (RFC 7519): seconds since the epoch, from 0 to the end of year 9999; anything
+// else (a string, a huge or negative number, not finite) is no date.
+constexpr double kLastDate = 253402300799.0;
 std::optional<std::int64_t> NumericDate(const Json& payload, const char* name) {
   if (!payload.contains(name)) return std::nullopt;
   const Json& v = payload[name];
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) return static_cast<std::int64_t>(v.get<double>());
-  return std::nullopt;
+  if (!v.is_number()) return std::nullopt;
+  const double d = v.get<double>();
+  if (!(d >= 0 && d <= kLastDate)) return std::nullopt;  // NaN fails both
+  return static_cast<std::int64_t>(d);
 }
 
 }  // namespace
@@ -177,6 +181,11 @@ std::shared_ptr<const KeySet> TokenValidator::Keys() const {
 
 std::size_t TokenValidator::KeyCount() const { return Keys()->size(); }
 
+std::string TokenValidator::WhyNoKeys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return keys_->size() == 0 ? why_empty_ : "";
+}
+
 void TokenValidator::ReplaceKeys(KeySet keys, std::string why_empty) {
   auto fresh = std::make_shared<const KeySet>(std::move(keys));
   std::lock_guard<std::mutex> lock(mu_);
@@ -192,9 +201,17 @@ bool TokenValidator::Refetch(std::int64_t now) const {
     last_fetch_ = now;
   }
   base::Result<std::string> text = fetch_();
-  if (!text.ok()) return false;  // the keys held stay: a failed refetch takes nothing away
-  base::Result<KeySet> set = KeySet::FromJwks(*text);
-  if (!set.ok() || set->size() == 0) return false;
+  base::Result<KeySet> set =
+      text.ok() ? KeySet::FromJwks(*text) : base::Result<KeySet>(text.status());
+  if (!set.ok() || set->size() == 0) {
+    // The keys held stay: a failed refetch takes nothing away. With none held, say why.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (keys_->size() == 0) {
+      why_empty_ = set.ok() ? "the issuer's key set holds no RSA or EC signature key"
+                            : set.status().message();
+    }
+    return false;
+  }
   auto fresh = std::make_shared<const KeySet>(std::move(*set));
   std::lock_guard<std::mutex> lock(mu_);
   keys_ = std::move(fresh);
@@ -321,14 +338,14 @@ TokenCheck TokenValidator::Validate(std::string_view token, std::int64_t now) co
                   refetched);
   }
   const std::optional<std::int64_t> exp = NumericDate(payload, "exp");
-  if (!exp) return Refuse(TokenFault::kClaims, "exp is missing or not a number", refetched);
+  if (!exp) return Refuse(TokenFault::kClaims, "exp is missing or not a date", refetched);
   if (now > *exp + policy_.leeway_s) {
     return Refuse(TokenFault::kExpired,
                   "the token expired " + std::to_string(now - *exp) + " s ago", refetched);
   }
   if (payload.contains("nbf")) {
     const std::optional<std::int64_t> nbf = NumericDate(payload, "nbf");
-    if (!nbf) return Refuse(TokenFault::kClaims, "nbf is not a number", refetched);
+    if (!nbf) return Refuse(TokenFault::kClaims, "nbf is not a date", refetched);
     if (now + policy_.leeway_s < *nbf) {
       return Refuse(TokenFault::kNotYetValid,
                     "the token is valid only in " + std::to_string(*nbf - now) + " s", refetched);

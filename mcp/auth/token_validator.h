@@ -17,7 +17,8 @@
 // min_refetch_interval_s after the last); a key whose type is not the algorithm's; a signature
 // that does not verify; a payload that is not a JSON object; iss not exactly the issuer; aud (a
 // string or an array) not naming the audience, or missing; exp missing, or past by more than the
-// leeway; nbf in the future by more than the leeway; the principal claim missing or empty.
+// leeway; nbf in the future by more than the leeway (a date is a number from 0 to the end of year
+// 9999: any other exp or nbf is refused); the principal claim missing or empty.
 // With no keys at all (the issuer never answered) every token is refused as kIssuerUnavailable:
 // authorization fails closed.
 //
@@ -120,6 +121,8 @@ class TokenValidator {
   // token is then refused as kIssuerUnavailable.
   void ReplaceKeys(KeySet keys, std::string why_empty = "");
   std::size_t KeyCount() const;
+  // Why there are no keys ("" when there are, or when no reason was given).
+  std::string WhyNoKeys() const;
   const TokenPolicy& policy() const { return policy_; }
 
  private:

@@ -180,6 +180,15 @@ TEST_F(Tokens, EachBadTokenIsRefusedForItsOwnReason) {
   Json noexp = Claims();
   noexp.erase("exp");
   EXPECT_EQ(FaultOf(v.Validate(rsa_->Sign(noexp, "RS256"), kNow)), TokenFault::kClaims);
+  // Dates that are no dates: a float past int64, negative, a string (the fuzzer found the first).
+  for (const Json& bad : {Json(1.8e55), Json(-5), Json("1800000300")}) {
+    Json odd = Claims();
+    odd["nbf"] = bad;
+    EXPECT_EQ(FaultOf(v.Validate(rsa_->Sign(odd, "RS256"), kNow)), TokenFault::kClaims) << bad;
+    odd = Claims();
+    odd["exp"] = bad;
+    EXPECT_EQ(FaultOf(v.Validate(rsa_->Sign(odd, "RS256"), kNow)), TokenFault::kClaims) << bad;
+  }
   Json nosub = Claims();
   nosub["sub"] = "";
   EXPECT_EQ(FaultOf(v.Validate(rsa_->Sign(nosub, "RS256"), kNow)), TokenFault::kClaims);

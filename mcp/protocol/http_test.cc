@@ -503,6 +503,93 @@ TEST_F(HttpTest, BearerToken) {
   EXPECT_EQ(r->status, 200);  // the scheme is case-insensitive
 }
 
+// OAuth's hook (slurm-mcp wires mcp/auth into it): what it refuses is refused with its status and
+// challenge before the body is read; the metadata and readiness routes need no token; a session
+// belongs to the principal that opened it. Here the "tokens" are names the fake authorizer knows.
+TEST_F(HttpTest, AuthorizeHookDecidesAndASessionIsItsPrincipals) {
+  std::atomic<int> asked{0};
+  HttpOptions options;
+  options.authorize = [&asked](std::optional<std::string_view> header) {
+    ++asked;
+    AuthOutcome o;
+    if (!header) {
+      o.status = 401;
+      o.www_authenticate = "Bearer resource_metadata=\"http://h/.well-known/oauth-protected-resource/mcp\"";
+      o.message = "a token is required";
+    } else if (*header == "Bearer alice" || *header == "Bearer bob") {
+      o.principal = std::string(header->substr(7));
+      o.scopes = {"slurm:read"};
+    } else if (*header == "Bearer down") {
+      o.status = 503;
+      o.message = "the issuer's keys are not available";
+    } else {
+      o.status = 401;
+      o.www_authenticate = "Bearer error=\"invalid_token\"";
+      o.message = "invalid token";
+    }
+    return o;
+  };
+  options.resource_metadata = R"({"resource":"http://h/mcp"})";
+  options.ready = [] { return std::string(R"({"ready":true})"); };
+  StartServer(options);
+  httplib::Result r = PostJson(InitializeRequest(), {}, false);
+  ExpectIdLessError(r, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"),
+            "Bearer resource_metadata=\"http://h/.well-known/oauth-protected-resource/mcp\"");
+  r = PostJson(InitializeRequest(), {{"Authorization", "Bearer mallory"}}, false);
+  ExpectIdLessError(r, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer error=\"invalid_token\"");
+  ExpectIdLessError(PostJson(InitializeRequest(), {{"Authorization", "Bearer down"}}, false), 503);
+  // Public routes: asked nothing of the authorizer.
+  const int before = asked;
+  for (const char* path : {"/.well-known/oauth-protected-resource",
+                           "/.well-known/oauth-protected-resource/mcp"}) {
+    r = client().Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->body, R"({"resource":"http://h/mcp"})");
+  }
+  r = client().Post("/.well-known/oauth-protected-resource", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client().Get("/ready");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(asked, before);
+  // alice opens a session; bob's token cannot use it; alice's can.
+  token_ = "alice";
+  Handshake();
+  EXPECT_TRUE(Pings(client()));
+  token_ = "bob";
+  ExpectIdLessError(PostJson(Request(2, "ping")), 404);
+  token_ = "alice";
+  EXPECT_TRUE(Pings(client()));
+}
+
+TEST(HttpStartTest, OAuthAllowsAnotherAddressAndExcludesTheSharedToken) {
+  Server server(ServerOptions{.tools = FakeTools()});
+  auto allow = [](std::optional<std::string_view>) { return AuthOutcome{}; };
+  {
+    HttpTransport t(server, HttpOptions{.token = "s3cret-token", .authorize = allow});
+    base::Result<int> r = t.Start();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "a shared bearer token and OAuth are exclusive");
+  }
+  {
+    // Past the check, to the bind (198.18.0.1 is on no interface here: nothing listens).
+    HttpTransport t(server, HttpOptions{.host = "198.18.0.1", .authorize = allow});
+    base::Result<int> r = t.Start();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "cannot bind 198.18.0.1:0");
+  }
+  {
+    HttpTransport t(server, HttpOptions{.host = "198.18.0.1"});
+    base::Result<int> r = t.Start();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("refusing to serve"), std::string::npos);
+  }
+}
+
 TEST_F(HttpTest, HostIsCheckedBeforeToken) {
   StartServer({.token = "t"});
   ExpectIdLessError(PostJson(Request(1, "ping"), {{"Host", "evil.example.com"}}), 403);

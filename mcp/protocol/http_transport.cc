@@ -34,6 +34,8 @@ using HttpResponse = http_core::Response;
 // Implementation-defined JSON-RPC codes, as the TypeScript SDK uses them on HTTP.
 constexpr int kErrTransport = -32000;
 constexpr int kErrSessionNotFound = -32001;
+// RFC 9728: where a protected resource publishes its metadata (HttpOptions::resource_metadata).
+const std::string kMetadataPath = "/.well-known/oauth-protected-resource";
 
 // Responses always serialize: invalid UTF-8 in a tool's text is replaced, never thrown.
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -360,13 +362,17 @@ class HttpTransport::Impl : public http_core::Handler {
     Accepts accepts;
     bool initialize = false;
     bool modern = false;  // carries the 2026-07-28 claim: stateless, no session
+    AuthOutcome auth;     // with OAuth: who asks (status 0)
   };
 
   base::Status CheckOptions() const {
     if (options_.token && options_.token->empty()) {
       return base::Status::InvalidArgument("the bearer token is empty");
     }
-    if (!options_.token && !IsLoopback(options_.host)) {
+    if (options_.token && options_.authorize) {
+      return base::Status::InvalidArgument("a shared bearer token and OAuth are exclusive");
+    }
+    if (!options_.token && !options_.authorize && !IsLoopback(options_.host)) {
       return base::Status::InvalidArgument(
           "refusing to serve " + options_.host +
           " without a bearer token: only loopback addresses may run without one");
@@ -430,7 +436,36 @@ class HttpTransport::Impl : public http_core::Handler {
       res.set(http::field::www_authenticate, "Bearer realm=\"slurm-mcp\"");
       return res;
     }
+    if (options_.authorize && !Public(req)) {
+      AuthOutcome outcome = Authorize(req);
+      if (outcome.status != 0) return Refusal(outcome);
+    }
     return std::nullopt;
+  }
+
+  // With OAuth: the routes served without a token (the metadata, readiness).
+  bool Public(const RequestHeader& req) const {
+    const std::string_view path = TargetPath(req);
+    return path == kMetadataPath || path == kMetadataPath + options_.path ||
+           (options_.ready && path == options_.ready_path);
+  }
+
+  AuthOutcome Authorize(const RequestHeader& req) const {
+    std::optional<std::string_view> header;
+    if (req.count(http::field::authorization) == 1) header = req[http::field::authorization];
+    return options_.authorize(header);
+  }
+
+  static HttpResponse Refusal(const AuthOutcome& outcome) {
+    const int status = outcome.status;
+    const char* what = status == 401   ? "Unauthorized: "
+                       : status == 403 ? "Forbidden: "
+                                       : "Service Unavailable: ";
+    HttpResponse res = ErrorResponse(status, kErrTransport, what + outcome.message);
+    if (!outcome.www_authenticate.empty()) {
+      res.set(http::field::www_authenticate, outcome.www_authenticate);
+    }
+    return res;
   }
 
   bool Authorized(const RequestHeader& req) const {
@@ -444,6 +479,16 @@ class HttpTransport::Impl : public http_core::Handler {
   // Path and method: the answer, or nullopt for a POST to the endpoint.
   std::optional<HttpResponse> Route(const RequestHeader& req) {
     const std::string_view path = TargetPath(req);
+    if (options_.authorize && (path == kMetadataPath || path == kMetadataPath + options_.path)) {
+      if (req.method() != http::verb::get) {
+        HttpResponse res = ErrorResponse(405, kErrTransport, "Method Not Allowed: use GET");
+        res.set(http::field::allow, "GET");
+        return res;
+      }
+      HttpResponse res = JsonResponse(200, options_.resource_metadata);
+      res.set(http::field::cache_control, "max-age=300");
+      return res;
+    }
     if (options_.ready && path == options_.ready_path) {
       if (req.method() != http::verb::get) {
         HttpResponse res = ErrorResponse(405, kErrTransport, "Method Not Allowed: use GET");
@@ -556,6 +601,11 @@ class HttpTransport::Impl : public http_core::Handler {
     ParsedMessage parsed = ParseMessage(req.body());
     if (!parsed.ok()) return JsonResponse(400, Dump(parsed.error));
     call.message = std::move(*parsed.message);
+    if (options_.authorize) {
+      // Again with the body: the principal is the request's, whatever the header check saw.
+      call.auth = Authorize(req);
+      if (call.auth.status != 0) return Refusal(call.auth);
+    }
     if (HasModernClaim(call.message)) return PrepareModern(req, std::move(call));
     call.initialize =
         call.message.kind == Message::Kind::kRequest && call.message.method == "initialize";
@@ -581,13 +631,21 @@ class HttpTransport::Impl : public http_core::Handler {
     }
     if (call.initialize) {
       call.session = std::make_shared<SessionEntry>();
+      call.session->session.principal = call.auth.principal;
+      call.session->session.scopes = call.auth.scopes;
     } else if (options_.sessions) {
       std::variant<SessionPtr, HttpResponse> found = FindSession(req);
       if (HttpResponse* refusal = std::get_if<HttpResponse>(&found)) return std::move(*refusal);
       call.session = std::get<SessionPtr>(std::move(found));
+      if (options_.authorize && call.session->session.principal != call.auth.principal) {
+        // Another principal's session: as if it did not exist (a session id is no credential).
+        return ErrorResponse(404, kErrSessionNotFound, "Session not found: initialize again");
+      }
     } else {
       // Stateless: this exchange is its own session, already past the handshake.
       call.session = std::make_shared<SessionEntry>();
+      call.session->session.principal = call.auth.principal;
+      call.session->session.scopes = call.auth.scopes;
       Session& s = call.session->session;
       s.initialize_answered = true;
       s.initialized = true;
@@ -640,6 +698,8 @@ class HttpTransport::Impl : public http_core::Handler {
     if (std::optional<Json> e = server_.ModernMethodError(m)) return RpcErrorResponse(404, *e);
     call.modern = true;
     call.session = std::make_shared<SessionEntry>();
+    call.session->session.principal = call.auth.principal;
+    call.session->session.scopes = call.auth.scopes;
     return call;
   }
 

@@ -47,8 +47,10 @@
 // (2025-03-26 when absent); notifications/cancelled then cannot reach a running call, and
 // logging/setLevel lasts for one request only.
 //
-// The bearer token is a static shared secret (not MCP OAuth), compared in constant time and never
-// logged. Binding to a non-loopback address requires a token. Nothing is written to stdout.
+// The bearer token is either a static shared secret (`token`), compared in constant time and never
+// logged, or an OAuth access token that `authorize` decides on (slurm-mcp: mcp/auth); the transport
+// knows nothing of JWTs. Binding to a non-loopback address requires one or the other. Nothing is
+// written to stdout.
 #ifndef SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 #define SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 
@@ -57,6 +59,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,11 +70,32 @@
 
 namespace slurm_rca::mcp {
 
+// What an authorizer (slurm-mcp: an OAuth access token checked by mcp/auth) says of a request's
+// Authorization header. status 0: allowed, as `principal` with `scopes`. Otherwise the refusal:
+// 401 (no or a bad token), 403 (insufficient scope), 503 (the issuer's keys are unavailable),
+// with its WWW-Authenticate value and a message for the body (never the token).
+struct AuthOutcome {
+  int status = 0;
+  std::string www_authenticate;
+  std::string message;
+  std::string principal;
+  std::set<std::string> scopes;
+};
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: an ephemeral port, reported by Start()
   std::string path = "/mcp";
   std::optional<std::string> token;  // bearer secret, loaded by the caller from --token-file
+  // OAuth instead of the shared secret (set one or neither): every request to the endpoint is
+  // authorized by authorize(its one Authorization header, or nullopt) after the Host and Origin
+  // checks and before its body is read, and again with the body (the session's principal must be
+  // the request's). resource_metadata (RFC 9728, a JSON text) is then served without a token at
+  // /.well-known/oauth-protected-resource and at that path followed by the endpoint's path; the
+  // readiness route, which carries no cluster data, needs no token either (it says why the issuer
+  // cannot be reached).
+  std::function<AuthOutcome(std::optional<std::string_view> authorization)> authorize;
+  std::string resource_metadata;
   std::size_t max_body_bytes = 1 << 20;
   bool sessions = true;
   // Tool calls run at once; more wait, in order, for a free worker. 0: tool calls run on the event

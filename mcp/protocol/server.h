@@ -189,6 +189,10 @@ struct Session {
   std::string log_level = "info";
   std::set<std::string> cancelled;  // request ids (dumped) the client cancelled
   Json client_info;
+  // Who opened it, when the transport authorizes (OAuth, mcp/auth): the token's principal and
+  // scopes. A session is used only by its own principal. Empty without authorization.
+  std::string principal;
+  std::set<std::string> scopes;
 
   // Marks request `id` cancelled (notifications/cancelled, or a transport that saw the client go
   // away). Locks mu; keeps at most 1,024 ids, dropping the oldest-sorted, since cancellations of

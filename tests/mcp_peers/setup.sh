@@ -3,7 +3,7 @@
 #
 #   setup.sh [CACHE_DIR]
 #
-# CACHE_DIR defaults to ${SLURM_RCA_NPM_CACHE:-$HOME/.cache/slurm-rca/npm-peers}. It gets three npm
+# CACHE_DIR defaults to ${SLURM_RCA_NPM_CACHE:-$HOME/.cache/slurm-rca/npm-peers}. It gets four npm
 # prefixes, each installed from the package.json committed beside this script (exact versions,
 # npm registry only):
 #   CACHE_DIR/sdk          @modelcontextprotocol/sdk + zod      (driven by the machine's node)
@@ -13,6 +13,8 @@
 #                          0.2.0-alpha.12 as conformance-2026-07-28 (the 2026-07-28 requirements),
 #                          + node@22 (conformance needs Node >= 22; the npm package `node` ships a
 #                          Node 22 binary as node_modules/.bin/node)
+#   CACHE_DIR/oidc         oidc-provider 9.13.3, a real OpenID Provider: JWT access tokens for the
+#                          OAuth tests of slurm-mcp serve --auth-issuer (oauth_test.mjs)
 # A prefix whose package.json matches and whose installed packages have the pinned versions is left
 # alone, so a second run is offline and takes well under a second.
 set -euo pipefail
@@ -66,7 +68,7 @@ installed_ok() {
   return 0
 }
 
-for name in sdk sdk2 conformance; do
+for name in sdk sdk2 conformance oidc; do
   dir="$cache/$name"
   if [[ "$name" == sdk2 ]] && (( node_major < 20 )); then
     # The v1 peers still run; mcp_client_sdk2 and mcp_sdk2_client then fail, naming the prefix.

@@ -1,0 +1,64 @@
+// slurm-mcp serve --auth-issuer URL --auth-audience URI: the HTTP endpoint as an OAuth 2.1
+// resource server (MCP authorization, issue #38). The flags, and the authorizer the transport
+// calls on every request (mcp::HttpOptions::authorize): the bearer token checked by
+// mcp/auth/token_validator.h against the issuer's keys (discovered from its metadata, or read
+// from --auth-jwks-file), the refusal's WWW-Authenticate naming the resource metadata, and the
+// metadata document itself (RFC 9728).
+#ifndef SLURM_RCA_CLI_SLURM_MCP_OAUTH_H_
+#define SLURM_RCA_CLI_SLURM_MCP_OAUTH_H_
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "mcp/auth/token_validator.h"
+#include "mcp/protocol/http_transport.h"
+
+namespace slurm_rca::cli::slurm_mcp {
+
+struct OAuthFlags {
+  std::string issuer;
+  std::string audience;
+  std::string jwks_file;
+  std::string principal_claim = "sub";
+  std::int64_t leeway_s = 60;
+  double fetch_timeout_s = 3;
+  bool behind_tls_proxy = false;
+
+  void Add(CLI::App* serve);
+  bool enabled() const { return !issuer.empty() || !audience.empty(); }
+};
+
+class OAuth {
+ public:
+  // Checks the flags against the listen host, fetches the issuer's keys once (a failure is not
+  // fatal: every request is then refused with 503 until a refetch succeeds, and readiness says
+  // why). InvalidArgument names the flag that is wrong.
+  static base::Result<std::unique_ptr<OAuth>> Make(const OAuthFlags& flags,
+                                                   const std::string& listen_host);
+
+  mcp::AuthOutcome Authorize(std::optional<std::string_view> authorization_header) const;
+  const std::string& MetadataJson() const { return metadata_; }
+  const std::string& MetadataUrl() const { return metadata_url_; }
+  // {"issuer", "audience", "keys", "problem"} for the readiness document.
+  nlohmann::json Readiness() const;
+  const mcp::auth::TokenValidator& validator() const { return *validator_; }
+
+ private:
+  OAuth() = default;
+  OAuthFlags flags_;
+  std::unique_ptr<mcp::auth::TokenValidator> validator_;
+  std::string metadata_;
+  std::string metadata_url_;
+};
+
+}  // namespace slurm_rca::cli::slurm_mcp
+
+#endif  // SLURM_RCA_CLI_SLURM_MCP_OAUTH_H_

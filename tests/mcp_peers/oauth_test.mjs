@@ -1,0 +1,301 @@
+// slurm-mcp serve --auth-issuer as an OAuth 2.1 resource server, end to end with real parts: a
+// real OpenID Provider (oidc-provider, pinned in tests/mcp_peers/oidc/package.json) issues JWT
+// access tokens by client credentials with a resource indicator (RFC 8707), and the official MCP
+// TypeScript SDK clients (v1, 2025-11-25; v2, 2026-07-28) call slurm-mcp with them.
+//
+//   node tests/mcp_peers/oauth_test.mjs [SLURM_MCP_BINARY] [SOURCE_DIR]
+//
+// Everything listens on 127.0.0.1; every process this script starts is stopped by PID. Prints one
+// line per check and `N passed, M failed`; exits 1 on any failure.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const srcDir = path.resolve(process.argv[3] ?? path.join(here, '..', '..'));
+const bin = path.resolve(process.argv[2] ?? path.join(srcDir, 'build', 'bin', 'slurm-mcp'));
+const demo = path.join(srcDir, 'fixtures', 'demo');
+const cache = process.env.SLURM_RCA_NPM_CACHE ?? path.join(os.homedir(), '.cache', 'slurm-rca', 'npm-peers');
+
+async function importFrom(prefix, specifier) {
+  const resolved = createRequire(path.join(prefix, 'package.json')).resolve(specifier);
+  return import(pathToFileURL(resolved).href);
+}
+let Provider, errors, sdk1, sdk2;
+try {
+  ({ default: Provider, errors } = await importFrom(path.join(cache, 'oidc'), 'oidc-provider'));
+  const req1 = createRequire(path.join(cache, 'sdk', 'package.json'));
+  sdk1 = { ...req1('@modelcontextprotocol/sdk/client/index.js'),
+           ...req1('@modelcontextprotocol/sdk/client/streamableHttp.js') };
+  sdk2 = await importFrom(path.join(cache, 'sdk2'), '@modelcontextprotocol/client');
+} catch (e) {
+  console.error(`oauth_test: cannot load oidc-provider or the MCP SDKs from ${cache} ` +
+                `(run tests/mcp_peers/setup.sh first): ${e.message}`);
+  process.exit(2);
+}
+
+let passed = 0, failed = 0;
+async function check(name, fn) {
+  try {
+    const detail = await fn();
+    passed++;
+    console.log(`ok   ${name}${detail ? ` (${detail})` : ''}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${process.env.VERBOSE && e?.stack ? e.stack : (e?.message ?? String(e))}`);
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+const watchdog = setTimeout(() => { console.log('FAIL watchdog: 240 s'); process.exit(1); }, 240000);
+
+// ------------------------------------------------------------------ the authorization server
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.on('error', reject);
+  });
+}
+
+const mcpPort = await freePort();
+const audience = `http://127.0.0.1:${mcpPort}/mcp`;
+const otherAudience = 'http://127.0.0.1:9/another-resource';
+const SECRET = 'a-client-secret-of-at-least-32-characters';
+
+function signingKeys() {
+  const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+  return { keys: [{ ...ec, kid: `ec-${crypto.randomUUID()}`, use: 'sig', alg: 'ES256' },
+                  { ...rsa, kid: `rsa-${crypto.randomUUID()}`, use: 'sig', alg: 'RS256' }] };
+}
+
+// Starts oidc-provider on `port` (0: any) with `jwks`; returns {issuer, port, close}.
+async function startProvider(port, jwks) {
+  const server = http.createServer();
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  const bound = server.address().port;
+  const issuer = `http://127.0.0.1:${bound}`;
+  const client = (id) => ({ client_id: id, client_secret: SECRET, grant_types: ['client_credentials'],
+                            redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_post',
+                            scope: 'slurm:read slurm:logs' });
+  const provider = new Provider(issuer, {
+    clients: [client('ops-agent'), client('other-agent')],
+    scopes: ['openid', 'slurm:read', 'slurm:logs'],
+    jwks,
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, resource) => {
+          if (resource !== audience && resource !== otherAudience) throw new errors.InvalidTarget();
+          return { scope: 'slurm:read slurm:logs', audience: resource, accessTokenTTL: 300,
+                   accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    },
+  });
+  server.on('request', provider.callback());
+  const sockets = new Set();
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  return { issuer, port: bound,
+           close: () => new Promise((r) => { for (const s of sockets) s.destroy(); server.close(r); }) };
+}
+
+async function token(issuer, clientId, resource = audience, scope = 'slurm:read') {
+  const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId,
+                                     client_secret: SECRET, resource, scope });
+  const res = await fetch(`${issuer}/token`, { method: 'POST', body,
+                                               headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`token endpoint: HTTP ${res.status} ${JSON.stringify(json)}`);
+  return json.access_token;
+}
+const claimsOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url').toString());
+
+// ------------------------------------------------------------------ slurm-mcp
+const children = new Set();
+process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
+
+async function startMcp(issuer, port, extra = []) {
+  const args = ['serve', '--http', `127.0.0.1:${port}`, '--replay', demo, '--auth-issuer', issuer,
+                '--auth-audience', audience, '--auth-principal-claim', 'client_id', ...extra];
+  const child = spawn(bin, args, { cwd: srcDir, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((r) => child.on('exit', (code) => { children.delete(child); r(code); }));
+  for (let i = 0; i < 200 && !/serving MCP on/.test(stderr); i++) {
+    if (child.exitCode !== null) throw new Error(`slurm-mcp exited ${child.exitCode}: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert(/serving MCP on/.test(stderr), `slurm-mcp did not start: ${stderr}`);
+  return { url: `http://127.0.0.1:${port}`, stderr: () => stderr,
+           stop: async () => { child.kill('SIGTERM'); return exited; } };
+}
+
+async function post(url, bearer, body, headers = {}) {
+  const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
+  if (bearer) h.authorization = `Bearer ${bearer}`;
+  return fetch(url, { method: 'POST', headers: h, body: JSON.stringify(body) });
+}
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize',
+               params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'oauth-test', version: '1' } } };
+
+// ------------------------------------------------------------------ the checks
+const provider = await startProvider(0, signingKeys());
+const mcp = await startMcp(provider.issuer, mcpPort);
+const metadataUrl = `http://127.0.0.1:${mcpPort}/.well-known/oauth-protected-resource/mcp`;
+let good;
+
+await check('the provider issues a JWT access token for slurm-mcp', async () => {
+  good = await token(provider.issuer, 'ops-agent');
+  const c = claimsOf(good);
+  assert(c.aud === audience, `aud ${JSON.stringify(c.aud)}`);
+  assert(c.iss === provider.issuer && c.client_id === 'ops-agent', JSON.stringify(c));
+  return `aud ${c.aud}, scope "${c.scope}", alg ${JSON.parse(Buffer.from(good.split('.')[0], 'base64url')).alg}`;
+});
+
+await check('no token: 401 naming the resource metadata', async () => {
+  const res = await post(`${mcp.url}/mcp`, null, INIT);
+  assert(res.status === 401, `HTTP ${res.status}`);
+  const www = res.headers.get('www-authenticate') ?? '';
+  assert(www.startsWith('Bearer ') && www.includes(`resource_metadata="${metadataUrl}"`), www);
+  return www;
+});
+
+await check('the protected resource metadata (RFC 9728) is served without a token', async () => {
+  for (const url of [metadataUrl, `http://127.0.0.1:${mcpPort}/.well-known/oauth-protected-resource`]) {
+    const res = await fetch(url);
+    assert(res.status === 200, `${url}: HTTP ${res.status}`);
+    const m = await res.json();
+    assert(m.resource === audience, `resource ${m.resource}`);
+    assert(JSON.stringify(m.authorization_servers) === JSON.stringify([provider.issuer]), JSON.stringify(m));
+  }
+});
+
+await check('the SDK v1 client (2025-11-25) reads with the token', async () => {
+  const client = new sdk1.Client({ name: 'oauth-test-v1', version: '1.0.0' });
+  const transport = new sdk1.StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`),
+    { requestInit: { headers: { Authorization: `Bearer ${good}` } } });
+  await client.connect(transport);
+  const tools = await client.listTools();
+  const r = await client.callTool({ name: 'slurm_overview', arguments: {} });
+  await client.close();
+  assert(tools.tools.length === 3 && !r.isError, JSON.stringify(r).slice(0, 200));
+  return `${tools.tools.length} tools, overview ${r.content[0].text.length} chars`;
+});
+
+for (const [era, mode] of [['modern', { pin: '2026-07-28' }], ['legacy', undefined]]) {
+  await check(`the SDK v2 client (${era} era) reads with the token`, async () => {
+    const client = new sdk2.Client({ name: 'oauth-test-v2', version: '1.0.0' },
+                                   mode ? { capabilities: {}, versionNegotiation: { mode } } : { capabilities: {} });
+    const transport = new sdk2.StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`),
+      { requestInit: { headers: { Authorization: `Bearer ${good}` } } });
+    await client.connect(transport);
+    const r = await client.callTool({ name: 'slurm_overview', arguments: {} });
+    const version = client.getNegotiatedProtocolVersion?.() ?? '?';
+    const gotEra = client.getProtocolEra?.() ?? '?';
+    await client.close();
+    assert(!r.isError, JSON.stringify(r).slice(0, 200));
+    assert(gotEra === era, `era ${gotEra}`);
+    return `protocol ${version}`;
+  });
+}
+
+await check('the SDK v1 client without a token is refused', async () => {
+  const client = new sdk1.Client({ name: 'oauth-test-v1', version: '1.0.0' });
+  let refused = '';
+  try {
+    await client.connect(new sdk1.StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`)));
+  } catch (e) { refused = e.message; }
+  assert(refused !== '', 'connected without a token');
+  return refused.slice(0, 80);
+});
+
+await check('a token for another resource is refused, never used', async () => {
+  const other = await token(provider.issuer, 'ops-agent', otherAudience);
+  assert(claimsOf(other).aud === otherAudience, 'the provider did not bind the other audience');
+  const res = await post(`${mcp.url}/mcp`, other, INIT);
+  const www = res.headers.get('www-authenticate') ?? '';
+  assert(res.status === 401 && www.includes('error="invalid_token"'), `HTTP ${res.status} ${www}`);
+  const body = await res.json();
+  assert(/audience/.test(body.error.message), body.error.message);
+  return body.error.message;
+});
+
+await check('a token whose payload was changed is refused', async () => {
+  const [h, , s] = good.split('.');
+  const forged = `${h}.${Buffer.from(JSON.stringify({ ...claimsOf(good), client_id: 'root' })).toString('base64url')}.${s}`;
+  const res = await post(`${mcp.url}/mcp`, forged, INIT);
+  assert(res.status === 401, `HTTP ${res.status}`);
+  return (await res.json()).error.message;
+});
+
+await check('a session is its principal\'s: another client\'s token cannot use it', async () => {
+  const res = await post(`${mcp.url}/mcp`, good, INIT);
+  assert(res.status === 200, `initialize: HTTP ${res.status}`);
+  const sid = res.headers.get('mcp-session-id');
+  const theirs = await token(provider.issuer, 'other-agent');
+  const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+  const hdr = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+  const mine = await post(`${mcp.url}/mcp`, good, ping, hdr);
+  const stolen = await post(`${mcp.url}/mcp`, theirs, ping, hdr);
+  assert(mine.status === 200, `the owner's ping: HTTP ${mine.status}`);
+  assert(stolen.status === 404, `another principal's ping: HTTP ${stolen.status}`);
+  return 'owner 200, other principal 404';
+});
+
+await check('/ready needs no token and says the keys are there', async () => {
+  const res = await fetch(`${mcp.url}/ready`);
+  assert(res.status === 200, `HTTP ${res.status}`);
+  const r = await res.json();
+  assert(r.authorization?.keys === 2 && r.authorization.problem === null, JSON.stringify(r.authorization));
+  return JSON.stringify(r.authorization);
+});
+
+await check('no token reaches the server\'s log', async () => {
+  const sig = good.split('.')[2];
+  assert(!mcp.stderr().includes(sig.slice(0, 16)), 'the token is in stderr');
+});
+
+// The issuer goes away: a new slurm-mcp fails closed (503), and /ready says why; then a rotation.
+await provider.close();
+const downPort = await freePort();
+const down = await startMcp(provider.issuer, downPort);
+await check('the issuer down: every request fails closed with 503 and /ready says why', async () => {
+  const res = await post(`${down.url}/mcp`, good, INIT);
+  assert(res.status === 503, `HTTP ${res.status}`);
+  const ready = await (await fetch(`${down.url}/ready`)).json();
+  assert(ready.authorization.keys === 0 && /metadata|refused|connect/i.test(ready.authorization.problem ?? ''),
+         JSON.stringify(ready.authorization));
+  return ready.authorization.problem;
+});
+await down.stop();
+
+await check('keys rotated while slurm-mcp runs: new tokens are honoured after one refetch', async () => {
+  const rotated = await startProvider(provider.port, signingKeys());
+  try {
+    const fresh = await token(rotated.issuer, 'ops-agent');
+    const res = await post(`${mcp.url}/mcp`, fresh, INIT);
+    assert(res.status === 200, `HTTP ${res.status} ${await res.text()}`);
+    const old = await post(`${mcp.url}/mcp`, good, INIT);
+    assert(old.status === 401, `a token of the retired key: HTTP ${old.status}`);
+    return 'new key 200, retired key 401';
+  } finally {
+    await rotated.close();
+  }
+});
+
+await mcp.stop();
+clearTimeout(watchdog);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
