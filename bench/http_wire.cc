@@ -86,7 +86,8 @@ bool Parse(std::string_view bytes, bool closed, HttpAnswer* answer) {
 
 }  // namespace
 
-std::string McpPost(int port, const std::string& body, const std::string& session) {
+std::string McpPost(int port, const std::string& body, const std::string& session,
+                    const std::string& bearer) {
   http::request<http::string_body> request(http::verb::post, "/mcp", 11);
   request.set(http::field::host, "127.0.0.1:" + std::to_string(port));
   request.set(http::field::content_type, "application/json");
@@ -95,16 +96,18 @@ std::string McpPost(int port, const std::string& body, const std::string& sessio
     request.set("MCP-Protocol-Version", kProtocolVersion);
   }
   if (!session.empty()) request.set("Mcp-Session-Id", session);
+  if (!bearer.empty()) request.set(http::field::authorization, "Bearer " + bearer);
   request.body() = body;
   request.prepare_payload();
   return Bytes(request);
 }
 
-std::string McpDelete(int port, const std::string& session) {
+std::string McpDelete(int port, const std::string& session, const std::string& bearer) {
   http::request<http::string_body> request(http::verb::delete_, "/mcp", 11);
   request.set(http::field::host, "127.0.0.1:" + std::to_string(port));
   request.set("MCP-Protocol-Version", kProtocolVersion);
   request.set("Mcp-Session-Id", session);
+  if (!bearer.empty()) request.set(http::field::authorization, "Bearer " + bearer);
   request.content_length(0);  // prepare_payload would send none for an empty DELETE
   return Bytes(request);
 }

@@ -34,9 +34,10 @@ inline constexpr char kProtocolVersion[] = "2025-06-18";
 
 // A POST /mcp with a JSON body, the Accept header MCP asks for, MCP-Protocol-Version unless the
 // body is an initialize, and Mcp-Session-Id when `session` is not empty.
-std::string McpPost(int port, const std::string& body, const std::string& session);
+std::string McpPost(int port, const std::string& body, const std::string& session,
+                    const std::string& bearer = "");
 // A DELETE /mcp that ends `session`.
-std::string McpDelete(int port, const std::string& session);
+std::string McpDelete(int port, const std::string& session, const std::string& bearer = "");
 
 struct HttpAnswer {
   int status = 0;

@@ -62,6 +62,15 @@ TEST(McpPostTest, CarriesTheHeadersMcpAsksFor) {
   const std::string init = McpPost(8080, R"({"id":1,"method":"initialize"})", "");
   EXPECT_EQ(init.find("MCP-Protocol-Version"), std::string::npos);
   EXPECT_EQ(init.find("Mcp-Session-Id"), std::string::npos);
+  EXPECT_EQ(init.find("Authorization"), std::string::npos);
+}
+
+TEST(McpPostTest, ABearerGoesOnEveryRequestOfAnOAuthServer) {
+  EXPECT_NE(McpPost(8080, "{}", "abc", "eyJ.x.y").find("Authorization: Bearer eyJ.x.y\r\n"),
+            std::string::npos);
+  EXPECT_NE(McpDelete(8080, "abc", "eyJ.x.y").find("Authorization: Bearer eyJ.x.y\r\n"),
+            std::string::npos);
+  EXPECT_EQ(McpDelete(8080, "abc").find("Authorization"), std::string::npos);
 }
 
 TEST(ParseAnswerTest, ContentLengthChunkedAndBroken) {

@@ -4,7 +4,7 @@
 // over stdio, and the C++ mcp::Client over stdio as a second row.
 //
 //   build/bin/mcp_bench [--seconds 5] [--reps 3] [--rows c8,fleet] [--json FILE]
-//                       [--slurm-mcp PATH] [--http-arg ARG]... [--no-reference]
+//                       [--slurm-mcp PATH] [--http-arg ARG]... [--no-reference] [--oauth]
 //
 // The rows, what each figure means and what bounds it: bench/mcp_rows.h and bench/README.md.
 // Both servers replay a bundle written at start into a temporary directory: the last snapshot
@@ -17,8 +17,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cjose/cjose.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <ctime>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +41,46 @@ namespace {
 namespace fs = std::filesystem;
 namespace mcp = slurm_rca::mcp;
 namespace bench = slurm_rca::bench;
+
+// --oauth: a throwaway ES256 key (cjose), its JWK Set in DIR/jwks.json and a JWT access token
+// signed by it in DIR/token, for slurm-mcp --auth-jwks-file (no issuer is ever contacted).
+// The server's extra arguments, or "" and why not.
+std::vector<std::string> WriteOAuthFiles(const std::string& dir, std::string* why) {
+  const std::string issuer = "https://issuer.invalid", audience = "http://127.0.0.1/mcp";
+  cjose_err err{};
+  cjose_jwk_t* key = cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
+  if (!key || !cjose_jwk_set_kid(key, "bench", 5, &err)) {
+    *why = "cannot make a key";
+    return {};
+  }
+  char* pub = cjose_jwk_to_json(key, false, &err);
+  std::ofstream(dir + "/jwks.json") << "{\"keys\":[" << pub << "]}\n";
+  cjose_get_dealloc()(pub);
+  const std::string claims = slurm_rca::mcp::Json{{"iss", issuer},
+                                                  {"aud", audience},
+                                                  {"sub", "mcp-bench"},
+                                                  {"scope", "slurm:read"},
+                                                  {"iat", std::time(nullptr)},
+                                                  {"exp", std::time(nullptr) + 86400}}
+                                 .dump();
+  cjose_header_t* h = cjose_header_new(&err);
+  cjose_header_set(h, CJOSE_HDR_ALG, CJOSE_HDR_ALG_ES256, &err);
+  cjose_header_set(h, CJOSE_HDR_KID, "bench", &err);
+  cjose_jws_t* jws = cjose_jws_sign(key, h, reinterpret_cast<const uint8_t*>(claims.data()),
+                                    claims.size(), &err);
+  const char* compact = nullptr;
+  if (!jws || !cjose_jws_export(jws, &compact, &err)) {
+    *why = "cannot sign a token";
+  } else {
+    std::ofstream(dir + "/token") << compact << "\n";
+  }
+  cjose_jws_release(jws);
+  cjose_header_release(h);
+  cjose_jwk_release(key);
+  if (!why->empty()) return {};
+  return {"--auth-issuer", issuer, "--auth-audience", audience, "--auth-jwks-file",
+          dir + "/jwks.json"};
+}
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "mcp_bench: %s\n", message.c_str());
@@ -97,7 +141,7 @@ int main(int argc, char** argv) {
   std::string bundle = std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo";
   std::string slurm_mcp, reference_node, json_path, row_list;
   std::vector<std::string> http_args;
-  bool no_reference = false;
+  bool no_reference = false, oauth = false;
   int slowloris = 256, fleet = 1000;
   app.add_option("--seconds", o.seconds, "Seconds per repetition of a row (whole seconds)")
       ->check(CLI::Range(1.0, 3600.0))
@@ -130,6 +174,9 @@ int main(int argc, char** argv) {
   auto* node_opt = app.add_option("--reference-node", reference_node,
                                   "node for the TypeScript reference (default: node on PATH)");
   app.add_flag("--no-reference", no_reference, "Measure slurm-mcp only")->excludes(node_opt);
+  app.add_flag("--oauth", oauth,
+               "Also measure slurm-mcp with --auth-issuer, an ES256 JWT access token on every "
+               "request (server mcp+oauth; its HTTP rows only), and print the cost per call");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -219,12 +266,27 @@ int main(int argc, char** argv) {
                      {slurm_mcp, "serve", "--http", "127.0.0.1:0", "--replay", served}});
   servers.back().http_argv.insert(servers.back().http_argv.end(), http_args.begin(),
                                   http_args.end());
+  std::vector<std::string> oauth_args;
+  if (oauth) {
+    std::string why;
+    oauth_args = WriteOAuthFiles(served, &why);
+    if (oauth_args.empty()) {
+      fs::remove_all(served);
+      return UsageError("--oauth: " + why);
+    }
+  }
   if (ref.not_measured.empty()) {
     servers.push_back(
         {"reference",
          {ref.node, ref.script, "--stdio", "--bundle", served, "--sdk-prefix", ref.sdk_prefix},
          {ref.node, ref.script, "--http", "127.0.0.1:0", "--bundle", served, "--sdk-prefix",
           ref.sdk_prefix}});
+  }
+  if (oauth) {
+    // Last, so that figures[1] stays the reference the targets compare with.
+    servers.push_back({"mcp+oauth", {}, servers.front().http_argv, served + "/token"});
+    servers.back().http_argv.insert(servers.back().http_argv.end(), oauth_args.begin(),
+                                    oauth_args.end());
   }
   const std::vector<bench::ServerFigures> figures = bench::RunSideBySide(o, servers, rows);
   fs::remove_all(served);
@@ -233,16 +295,34 @@ int main(int argc, char** argv) {
     std::printf("%-10s %s; %s\n", f.name.c_str(), f.info.c_str(),
                 f.stopped.empty() ? "not started" : ("HTTP server " + f.stopped).c_str());
   }
-  if (figures.size() == 2) {
+  if (figures.size() >= 2 && ref.not_measured.empty()) {
     for (const auto& [topic, answer] : figures[0].answers) {
       auto other = figures[1].answers.find(topic);
       if (other == figures[1].answers.end()) continue;
+      // `snapshot` names the read a cursor continues (issue #35); the reference has no cursors.
+      slurm_rca::mcp::Json ours = answer;
+      const bool has_snapshot = ours.is_object() && ours.erase("snapshot") > 0;
       std::printf("same answer: slurm_query %s, structuredContent %s\n", topic.c_str(),
-                  other->second == answer ? "identical on both servers" : "DIFFERS");
+                  other->second == ours
+                      ? (has_snapshot ? "identical on both servers but for slurm-mcp's snapshot "
+                                        "(the read its cursors continue)"
+                                      : "identical on both servers")
+                      : "DIFFERS");
+      if (other->second != ours && answer.is_object()) {
+        for (const auto& [key, value] : answer.items()) {
+          const std::string theirs =
+              other->second.contains(key) ? other->second[key].dump() : "(absent)";
+          if (theirs == value.dump()) continue;
+          std::printf("  first difference, key %s: slurm-mcp %.160s; reference %.160s\n",
+                      key.c_str(), value.dump().c_str(), theirs.c_str());
+          break;
+        }
+      }
     }
   }
   bench::PrintTable(figures, rows, bench::Nproc());
-  bench::PrintTargets(figures[0], figures.size() > 1 ? &figures[1] : nullptr, rows);
+  bench::PrintTargets(figures[0], ref.not_measured.empty() ? &figures[1] : nullptr, rows);
+  if (oauth) bench::PrintAuthCost(figures[0], figures.back(), rows);
   if (!ref.not_measured.empty()) {
     std::printf("reference not measured: %s\n", ref.not_measured.c_str());
   }

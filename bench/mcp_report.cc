@@ -149,6 +149,25 @@ void PrintTable(const std::vector<ServerFigures>& figures, const std::vector<Row
       cores);
 }
 
+void PrintAuthCost(const ServerFigures& plain, const ServerFigures& oauth,
+                   const std::vector<RowSpec>& rows) {
+  std::printf("\nan access token checked on every request (%s) against none (%s), same binary:\n",
+              oauth.name.c_str(), plain.name.c_str());
+  for (const RowSpec& row : rows) {
+    if (row.kind != RowSpec::Kind::kHttp) continue;
+    const Summary p = Summarize(plain, row.name), o = Summarize(oauth, row.name);
+    if (!p.answered() || !o.answered()) {
+      std::printf("  %-9s not measured on both\n", row.name.c_str());
+      continue;
+    }
+    std::printf("  %-9s server %s -> %s us/call (%s us, %s), %s -> %s calls/s\n", row.name.c_str(),
+                Fmt("%.1f", p.server_us).c_str(), Fmt("%.1f", o.server_us).c_str(),
+                Fmt("%+.1f", o.server_us - p.server_us).c_str(),
+                (Fmt("%+.0f", 100 * (o.server_us / p.server_us - 1)) + " %").c_str(),
+                Fmt("%.0f", p.rate).c_str(), Fmt("%.0f", o.rate).c_str());
+  }
+}
+
 void PrintTargets(const ServerFigures& ours, const ServerFigures* reference,
                   const std::vector<RowSpec>& rows) {
   auto has = [&](const std::string& name) {

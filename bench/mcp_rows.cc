@@ -82,11 +82,12 @@ struct HttpServer {
   std::unique_ptr<ServerProcess> process;
   int port = 0;
   std::string holder_session;                // the session the held connections' one call each uses
+  std::string bearer, bearer_file;           // the token every request carries, and its file
   std::map<std::string, Expected> expected;  // by topic
 };
 
-base::Result<std::string> OpenSession(int port, std::string* info) {
-  auto init = Exchange(port, McpPost(port, kInitializeBody, ""), kCallTimeout);
+base::Result<std::string> OpenSession(int port, const std::string& bearer, std::string* info) {
+  auto init = Exchange(port, McpPost(port, kInitializeBody, "", bearer), kCallTimeout);
   if (!init.ok()) return base::Status::Error("initialize: " + init.status().message());
   const Json reply = Json::parse(Message(*init), nullptr, false);
   if (init->status != 200 || !reply.is_object() || !reply.contains("result")) {
@@ -98,7 +99,7 @@ base::Result<std::string> OpenSession(int port, std::string* info) {
     *info = server.value("name", "?") + " " + server.value("version", "?");
   }
   const std::string session = init->Header("Mcp-Session-Id");
-  auto done = Exchange(port, McpPost(port, kInitializedBody, session), kCallTimeout);
+  auto done = Exchange(port, McpPost(port, kInitializedBody, session, bearer), kCallTimeout);
   if (!done.ok() || done->status / 100 != 2) {
     return base::Status::Error(
         "notifications/initialized: " +
@@ -109,14 +110,15 @@ base::Result<std::string> OpenSession(int port, std::string* info) {
 
 // One call per topic, parsed: the rows it carries become what every later answer must carry.
 base::Status Probe(const RunOptions& options, HttpServer& s, ServerFigures& f) {
-  base::Result<std::string> session = OpenSession(s.port, &f.info);
+  base::Result<std::string> session = OpenSession(s.port, s.bearer, &f.info);
   if (!session.ok()) return session.status();
-  base::Result<std::string> holder = OpenSession(s.port, nullptr);
+  base::Result<std::string> holder = OpenSession(s.port, s.bearer, nullptr);
   if (!holder.ok()) return holder.status();
   s.holder_session = *holder;
   for (const char* topic : {"nodes", "queue"}) {
     Expected e{.arguments = Json{{"topic", topic}}.dump()};
-    auto a = Exchange(s.port, McpPost(s.port, CallBody(e.arguments), *session), kCallTimeout);
+    auto a = Exchange(s.port, McpPost(s.port, CallBody(e.arguments), *session, s.bearer),
+                      kCallTimeout);
     if (!a.ok()) return base::Status::Error(std::string(topic) + ": " + a.status().message());
     const std::string message = Message(*a);
     const Json reply = Json::parse(message, nullptr, false);
@@ -179,10 +181,10 @@ void NoteOthers(Rep& rep, double busy0) {
 }
 
 // Ends the sessions a run opened, as clients that leave would; how many DELETEs failed.
-long EndSessions(int port, const std::vector<std::string>& ids) {
+long EndSessions(int port, const std::vector<std::string>& ids, const std::string& bearer) {
   long failed = 0;
   for (const std::string& id : ids) {
-    auto a = Exchange(port, McpDelete(port, id), kCallTimeout);
+    auto a = Exchange(port, McpDelete(port, id, bearer), kCallTimeout);
     failed += !a.ok() || a->status / 100 != 2;
   }
   return failed;
@@ -384,7 +386,7 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
   std::unique_ptr<HeldConnections> held;
   if (row.held > 0) {
     const std::string request =
-        McpPost(s.port, CallBody(s.expected.at("nodes").arguments), s.holder_session);
+        McpPost(s.port, CallBody(s.expected.at("nodes").arguments), s.holder_session, s.bearer);
     held = std::make_unique<HeldConnections>(s.port, row.held_mode, request, row.held);
     const HeldConnections::Counts c = held->Open(std::chrono::seconds(20));
     char text[160];
@@ -405,7 +407,8 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
                                      .arguments = e.arguments,
                                      .rows = e.rows,
                                      .row_key = e.row_key,
-                                     .expected_file = e.answer_file});
+                                     .expected_file = e.answer_file,
+                                     .bearer_file = s.bearer_file});
   rep.server_cpu_seconds = CpuSeconds(pid) - cpu0;
   if (held) {
     const HeldConnections::Counts c = held->Stop();
@@ -421,7 +424,7 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
   }
   rep.loadgen_cpu_seconds = run->cpu_seconds;
   NoteOthers(rep, busy0);
-  if (const long failed = EndSessions(s.port, run->session_ids); failed > 0) {
+  if (const long failed = EndSessions(s.port, run->session_ids, s.bearer); failed > 0) {
     rep.note += (rep.note.empty() ? "" : "; ") + std::to_string(failed) + " of " +
                 std::to_string(run->session_ids.size()) + " session DELETEs failed after the run";
   }
@@ -517,6 +520,11 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
       continue;
     }
     http[i].process = std::move(started).value();
+    if (!servers[i].bearer_file.empty()) {
+      http[i].bearer_file = servers[i].bearer_file;
+      std::ifstream in(servers[i].bearer_file);
+      std::getline(in, http[i].bearer);
+    }
     base::Result<int> port = http[i].process->WaitForPort(&f.banner);
     base::Status probed =
         port.ok() ? (http[i].port = *port, Probe(options, http[i], f)) : port.status();
@@ -540,8 +548,9 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
                                           .arguments = http[i].expected["nodes"].arguments,
                                           .rows = http[i].expected["nodes"].rows,
                                           .row_key = http[i].expected["nodes"].row_key,
-                                          .expected_file = http[i].expected["nodes"].answer_file});
-      if (warm.ok()) EndSessions(http[i].port, warm->session_ids);
+                                          .expected_file = http[i].expected["nodes"].answer_file,
+                                          .bearer_file = http[i].bearer_file});
+      if (warm.ok()) EndSessions(http[i].port, warm->session_ids, http[i].bearer);
     }
   }
   std::printf("\nrepetitions (servers take turns within each):\n");

@@ -46,6 +46,8 @@ struct ServerUnderTest {
   std::string name;
   std::vector<std::string> stdio_argv;  // empty: no stdio rows
   std::vector<std::string> http_argv;   // listens on 127.0.0.1:0 and says where on stderr
+  // A file holding the bearer token every HTTP request carries (slurm-mcp --auth-issuer); "": none.
+  std::string bearer_file;
 };
 
 struct RowSpec {

@@ -1,7 +1,7 @@
 -- wrk script for mcp_bench: a session per connection, every answer checked.
 --
 --   wrk -t8 -c8 -d5s -s bench/mcp_session.lua http://127.0.0.1:PORT/mcp -- \
---       '{"topic":"nodes"}' 6 '"partition":' /tmp/expected-answer
+--       '{"topic":"nodes"}' 6 '"partition":' /tmp/expected-answer [BEARER_FILE]
 --
 -- Run it with one connection per thread (-tN -cN): wrk keeps Lua state per thread, so a thread
 -- is a connection and its client. Its first request is initialize; the Mcp-Session-Id of the
@@ -37,6 +37,7 @@ local function post(body, session)
              ["Accept"] = "application/json, text/event-stream"}
   if body ~= kInitialize then h["MCP-Protocol-Version"] = kProtocol end
   if session then h["Mcp-Session-Id"] = session end
+  if bearer ~= "" then h["Authorization"] = "Bearer " .. bearer end
   return wrk.format("POST", wrk.path, h, body)
 end
 
@@ -54,9 +55,13 @@ function init(args)
               '"arguments":' .. args[1] .. '}}'
   rows = tonumber(args[2])
   row_key = args[3]
-  local f = args[4] and io.open(args[4], "rb")
+  local f = args[4] and args[4] ~= "-" and io.open(args[4], "rb")
   expected = f and f:read("*a") or ""
   if f then f:close() end
+  -- BEARER_FILE ("-": none): the access token every request carries (slurm-mcp --auth-issuer).
+  local b = args[5] and args[5] ~= "-" and io.open(args[5], "rb")
+  bearer = b and b:read("*l") or ""
+  if b then b:close() end
   -- Plain finds only: a Lua pattern scan of a 50 KB answer costs wrk more still.
   total_comma, total_brace = '"total_rows":' .. rows .. ',', '"total_rows":' .. rows .. '}'
   ok, bad, init_bad, sessions, identical = 0, 0, 0, 0, 0

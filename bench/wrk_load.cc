@@ -51,7 +51,8 @@ base::Result<WrkRun> RunWrk(const WrkOptions& o) {
                                          o.arguments,
                                          std::to_string(o.rows),
                                          o.row_key,
-                                         o.expected_file};
+                                         o.expected_file.empty() ? "-" : o.expected_file,
+                                         o.bearer_file.empty() ? "-" : o.bearer_file};
   WrkRun run;
   for (const std::string& a : argv) run.command += (run.command.empty() ? "" : " ") + a;
   // wrk gets 30 s past its own duration before it is killed.

@@ -33,6 +33,7 @@ struct WrkOptions {
   int rows = 0;                // rows each answer must carry
   std::string row_key;         // a key each row object has once
   std::string expected_file;   // an answer checked before the run ("": none); see mcp_session.lua
+  std::string bearer_file;     // a file holding the bearer token every request carries ("": none)
 };
 
 struct WrkRun {

@@ -191,6 +191,7 @@ void TokenValidator::ReplaceKeys(KeySet keys, std::string why_empty) {
   std::lock_guard<std::mutex> lock(mu_);
   keys_ = std::move(fresh);
   why_empty_ = std::move(why_empty);
+  passed_.clear();
 }
 
 bool TokenValidator::Refetch(std::int64_t now) const {
@@ -216,10 +217,36 @@ bool TokenValidator::Refetch(std::int64_t now) const {
   std::lock_guard<std::mutex> lock(mu_);
   keys_ = std::move(fresh);
   why_empty_.clear();
+  passed_.clear();
   return true;
 }
 
 TokenCheck TokenValidator::Validate(std::string_view token, std::int64_t now) const {
+  if (policy_.cache_seconds > 0 && token.size() <= policy_.max_token_bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = passed_.find(std::string(token));
+    if (it != passed_.end()) {
+      if (now <= it->second.until) {
+        TokenCheck c;
+        c.principal = it->second.principal;
+        c.cached = true;
+        return c;
+      }
+      passed_.erase(it);
+    }
+  }
+  TokenCheck c = Check(token, now);
+  if (c.principal && policy_.cache_seconds > 0) {
+    const std::int64_t until =
+        std::min(now + policy_.cache_seconds, c.principal->expires_at + policy_.leeway_s);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (passed_.size() >= policy_.cache_entries) passed_.clear();
+    passed_[std::string(token)] = Remembered{*c.principal, until};
+  }
+  return c;
+}
+
+TokenCheck TokenValidator::Check(std::string_view token, std::int64_t now) const {
   if (token.size() > policy_.max_token_bytes) {
     return Refuse(TokenFault::kTooLarge, "the token is " + std::to_string(token.size()) +
                                              " bytes, over the limit of " +

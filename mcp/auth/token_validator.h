@@ -36,6 +36,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -73,6 +74,12 @@ struct TokenPolicy {
   std::size_t max_token_bytes = 8192;
   std::string principal_claim = "sub";
   std::int64_t min_refetch_interval_s = 30;
+  // A token that passed is remembered, by its exact text, for at most cache_seconds (and never
+  // past its exp and leeway), so that the requests of one client do not verify its signature
+  // again each time; new keys forget every one. At most cache_entries (then all are forgotten).
+  // 0: no cache.
+  std::int64_t cache_seconds = 60;
+  std::size_t cache_entries = 4096;
 };
 
 enum class TokenFault {
@@ -107,6 +114,7 @@ struct TokenCheck {
   std::optional<Principal> principal;
   std::optional<TokenRefusal> refusal;
   bool refetched = false;  // the key set was fetched again for this token (an unknown kid)
+  bool cached = false;     // the principal came from the cache of tokens that passed
 };
 
 class TokenValidator {
@@ -136,6 +144,12 @@ class TokenValidator {
   mutable std::shared_ptr<const KeySet> keys_;
   mutable std::string why_empty_;
   mutable std::optional<std::int64_t> last_fetch_;
+  struct Remembered {
+    Principal principal;
+    std::int64_t until = 0;  // the last second it may be served from here
+  };
+  mutable std::unordered_map<std::string, Remembered> passed_;  // under mu_
+  TokenCheck Check(std::string_view token, std::int64_t now) const;
 };
 
 // The `Authorization` header's bearer token, or nullopt when there is none (no header, another

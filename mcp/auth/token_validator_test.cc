@@ -283,6 +283,33 @@ TEST_F(Tokens, TheKeySetKeepsOnlyAsymmetricSignatureKeys) {
   EXPECT_FALSE(KeySet::FromJwks("not json").ok());
 }
 
+TEST_F(Tokens, APassedTokenIsRememberedForAMinuteNeverPastItsExpiryNorNewKeys) {
+  TokenValidator v = Validator({rsa_, ec_});
+  const std::string token = ec_->Sign(Claims(kNow + 100), "ES256");
+  TokenCheck first = v.Validate(token, kNow);
+  ASSERT_TRUE(first.principal);
+  EXPECT_FALSE(first.cached);
+  TokenCheck again = v.Validate(token, kNow + 59);
+  ASSERT_TRUE(again.principal);
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.principal->name, "alice");
+  // Past the minute: checked again (and remembered again, now until exp + leeway at most).
+  EXPECT_FALSE(v.Validate(token, kNow + 61).cached);   // remembered until kNow + 121
+  EXPECT_TRUE(v.Validate(token, kNow + 121).cached);
+  EXPECT_FALSE(v.Validate(token, kNow + 150).cached);  // until exp + leeway, kNow + 160
+  EXPECT_TRUE(v.Validate(token, kNow + 160).cached);
+  EXPECT_EQ(FaultOf(v.Validate(token, kNow + 161)), TokenFault::kExpired);
+  // New keys without ec-1: the token is checked again, and refused.
+  ASSERT_TRUE(v.Validate(token, kNow + 1).principal);
+  v.ReplaceKeys(KeySet::FromJwks(Jwks({rsa_})).value());
+  EXPECT_EQ(FaultOf(v.Validate(token, kNow + 2)), TokenFault::kUnknownKey);
+  // A refusal is never remembered; a cache of 0 s remembers nothing.
+  TokenValidator none({.issuer = kIssuer, .audience = kAudience, .cache_seconds = 0},
+                      KeySet::FromJwks(Jwks({ec_})).value());
+  ASSERT_TRUE(none.Validate(token, kNow).principal);
+  EXPECT_FALSE(none.Validate(token, kNow).cached);
+}
+
 TEST_F(Tokens, ManyThreadsValidateWhileTheKeysAreReplaced) {
   TokenValidator v = Validator({rsa_, ec_});
   const std::string token = ec_->Sign(Claims(), "ES256");
