@@ -8,6 +8,8 @@
 #include <memory>
 #include <set>
 
+#include "guard/own_jobs.h"
+
 namespace slurm_rca::guard {
 namespace {
 
@@ -638,6 +640,9 @@ Verdict Guard::Check(const std::vector<std::string>& argv) const {
   Checker checker(options_, argv, program);
   if (auto d = checker.Run()) return Verdict(std::move(*d));
   std::vector<Token> tokens = checker.TakeTokens();
+  if (options_.own_user) {
+    if (auto d = CheckOwnJobs(*options_.own_user, program, tokens)) return Verdict(std::move(*d));
+  }
 
   std::vector<std::string> exec_argv = argv;
   for (std::string_view inject : program.inject) {

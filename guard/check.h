@@ -113,6 +113,21 @@ class Verdict {
 struct GuardOptions {
   // Cluster names `-M`/`--clusters` may name. Empty: `-M` is refused.
   std::vector<std::string> clusters;
+  // The own-jobs view (slurm-mcp's own-jobs scope, issue #38): when set, the caller may read its
+  // own jobs and the cluster's node and partition state, nothing of other users' jobs. On top of
+  // the allowlist, an argv is then approved only if it cannot show another user's job:
+  //   squeue, sprio: -u/--user naming exactly this user (not a list; squeue --me refused);
+  //   sacct: the same, and never -a/--allusers; sshare: -u/--users this user, never -a/--all;
+  //   sinfo; scontrol show of config, nodes, partitions, reservations and the like, ping,
+  //   version; sacctmgr show of qos, tres, clusters, events and the like;
+  //   nvidia-smi --query-gpu and the other per-GPU queries, -q only with -d sections that hold
+  //   no processes, topo, -L.
+  // Refused as own-jobs-unfilterable, since no argv narrows them to one user: scontrol show
+  // job|step|assoc_mgr|burstbuffer, sdiag (RPC counts by user), sacctmgr show of users,
+  // associations, accounts, wckeys, problems, stats and transactions, and nvidia-smi's process
+  // lists (bare nvidia-smi, -q without -d, -d PIDS or ACCOUNTING, --query-compute-apps,
+  // --query-accounted-apps). A name outside the guard's name grammar refuses every argv.
+  std::optional<std::string> own_user;
 };
 
 class Guard {

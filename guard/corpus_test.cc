@@ -40,9 +40,44 @@ TEST(CorpusTest, EveryCaseGetsItsVerdictAndRule) {
   EXPECT_EQ(report.cases.size(), LoadAll().size());
 }
 
+const std::string kOwnJobs = kTestdata + "/own_jobs";
+
+// The own-jobs view's corpus, checked as the caller alice (GuardOptions::own_user).
+TEST(CorpusTest, OwnJobsCasesGetTheirVerdictAndRule) {
+  const Guard guard(GuardOptions{.clusters = {"rca"}, .own_user = "alice"});
+  base::CorpusReport report = base::RunCorpus(
+      ArgvCorpus(kOwnJobs), [&guard](const base::CorpusCase& c) { return CheckCase(guard, c); });
+  testing::ExpectCorpusPasses(report);
+  EXPECT_GE(report.cases.size(), 60u);
+  // Every case the own-jobs view refuses for itself is one the plain allowlist approves: the
+  // refusal is the view's, not an argv the allowlist would have stopped anyway.
+  const Guard plain = CorpusGuard();
+  base::Result<std::vector<ArgvCase>> cases = LoadArgvCases(kOwnJobs);
+  ASSERT_TRUE(cases.ok()) << cases.status().message();
+  for (const ArgvCase& c : *cases) {
+    if (c.expected == Rule::kOwnJobsFilter || c.expected == Rule::kOwnJobsUnfilterable) {
+      EXPECT_TRUE(plain.Check(c.argv).ok()) << FormatArgv(c.argv);
+    }
+  }
+}
+
+// A name outside the guard's grammar refuses every argv, sinfo included.
+TEST(CorpusTest, AnOwnUserOutsideTheNameGrammarRefusesEverything) {
+  for (const char* bad : {"", "-alice", "al ice", "alice,bob", "../x"}) {
+    const Guard guard(GuardOptions{.own_user = bad});
+    Verdict v = guard.Check({"sinfo"});
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.denial().rule, Rule::kOwnJobsFilter);
+  }
+}
+
 TEST(CorpusTest, EveryRuleIsExercised) {
   std::set<Rule> used;
-  for (const ArgvCase& c : LoadAll()) {
+  std::vector<ArgvCase> all = LoadAll();
+  base::Result<std::vector<ArgvCase>> own = LoadArgvCases(kOwnJobs);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  all.insert(all.end(), own->begin(), own->end());
+  for (const ArgvCase& c : all) {
     if (c.expected) used.insert(*c.expected);
   }
   for (Rule r : AllRules()) EXPECT_TRUE(used.count(r)) << "no corpus case for " << RuleId(r);

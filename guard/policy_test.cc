@@ -108,7 +108,7 @@ TEST(PolicyTest, RuleIdsRoundTripAndAreUnique) {
     EXPECT_TRUE(ids.insert(id).second) << id;
     EXPECT_EQ(RuleFromId(id), r);
   }
-  EXPECT_EQ(ids.size(), 32u);
+  EXPECT_EQ(ids.size(), 34u);
   EXPECT_FALSE(RuleFromId("no-such-rule").has_value());
 }
 

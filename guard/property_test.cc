@@ -4,6 +4,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "guard/check.h"
 #include "guard/oracle.h"
@@ -185,6 +186,142 @@ RC_GTEST_PROP(GuardProperty, AProperPrefixOfAnAcceptedCommandWordIsRefused, ()) 
     cut[i] = argv[i].substr(0, *rc::gen::inRange<size_t>(1, argv[i].size()));
     RC_ASSERT(!TheGuard().Check(cut).ok());
     break;
+  }
+}
+
+// The own-jobs view (GuardOptions::own_user): an independent reading of "this argv can show
+// another user's job", written from the Slurm and nvidia-smi man pages, not from the guard's
+// tables. It is stricter than needed where that is simpler (a word anywhere, not only in its
+// position), which is safe: the property is that the guard never approves what it flags.
+std::optional<std::string> OwnJobsLeak(const std::vector<std::string>& argv,
+                                       const std::string& user) {
+  const std::string& program = argv[0];
+  auto has = [&](std::initializer_list<std::string_view> words) {
+    return std::any_of(argv.begin() + 1, argv.end(), [&](const std::string& a) {
+      return std::find(words.begin(), words.end(), a) != words.end();
+    });
+  };
+  // The values given to a user option, as `-u X` or `--user=X` (detached long values are refused
+  // by the guard anyway).
+  auto users = [&](std::string_view shrt, std::string_view lng) {
+    std::vector<std::string> v;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      if (argv[i] == shrt && i + 1 < argv.size()) v.push_back(argv[i + 1]);
+      const std::string prefix = std::string(lng) + "=";
+      if (argv[i].rfind(prefix, 0) == 0) v.push_back(argv[i].substr(prefix.size()));
+    }
+    return v;
+  };
+  auto only_user = [&](std::string_view shrt, std::string_view lng) -> std::optional<std::string> {
+    std::vector<std::string> v = users(shrt, lng);
+    if (v.empty()) return program + " without a user filter";
+    for (const std::string& u : v) {
+      if (u != user) return program + " for user " + u;
+    }
+    return std::nullopt;
+  };
+  if (program == "squeue") return has({"--me"}) ? std::optional<std::string>("squeue --me") : only_user("-u", "--user");
+  if (program == "sprio") return only_user("-u", "--user");
+  if (program == "sacct") return has({"-a", "--allusers"}) ? std::optional<std::string>("sacct -a") : only_user("-u", "--user");
+  if (program == "sshare") return has({"-a", "--all"}) ? std::optional<std::string>("sshare -a") : only_user("-u", "--users");
+  if (program == "sdiag") return "sdiag lists RPCs by user";
+  // The entity: the word after show/list, skipping options and -M's value.
+  auto entity = [&]() -> std::string {
+    bool after_verb = false;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      if (argv[i] == "-M") { ++i; continue; }
+      if (!argv[i].empty() && argv[i][0] == '-') continue;
+      if (after_verb) return argv[i];
+      if (argv[i] == "show" || argv[i] == "list") { after_verb = true; continue; }
+      return "";  // another command word
+    }
+    return "";
+  };
+  if (program == "scontrol") {
+    const std::string e = entity();
+    if (e == "job" || e == "step" || e == "assoc_mgr" || e == "burstbuffer") return "scontrol show " + e;
+    return std::nullopt;
+  }
+  if (program == "sacctmgr") {
+    if (has({"-s", "--associations", "withassoc", "withcoord"})) return "sacctmgr with associations";
+    static const std::set<std::string> kUsers = {"account", "accounts", "assoc", "association", "associations", "user", "users", "wckey", "wckeys", "problem", "problems", "stats", "transaction", "transactions"};
+    const std::string e = entity();
+    if (kUsers.count(e)) return "sacctmgr show " + e;
+    return std::nullopt;
+  }
+  if (program == "nvidia-smi") {
+    for (size_t i = 1; i < argv.size(); ++i) {
+      std::string up = argv[i];
+      std::transform(up.begin(), up.end(), up.begin(), ::toupper);
+      if (up.rfind("--QUERY-COMPUTE-APPS", 0) == 0 || up.rfind("--QUERY-ACCOUNTED-APPS", 0) == 0 ||
+          up.find("PIDS") != std::string::npos || up.find("ACCOUNTING") != std::string::npos) {
+        return "nvidia-smi process list: " + argv[i];
+      }
+    }
+    if (argv.size() > 1 && argv[1] == "topo") return std::nullopt;
+    if (has({"-q", "--query"})) {
+      return has({"-d", "--display"}) ? std::nullopt : std::optional<std::string>("nvidia-smi -q without -d");
+    }
+    for (size_t i = 1; i < argv.size(); ++i) {
+      for (std::string_view safe : {"--query-gpu=", "--query-retired-pages=", "--query-remapped-rows=", "--query-supported-clocks="}) {
+        if (argv[i].rfind(safe, 0) == 0) return std::nullopt;
+      }
+    }
+    if (has({"-L", "--list-gpus", "-B", "--list-excluded-gpus", "--version", "-h", "--help", "--help-query-gpu", "-u", "--unit"})) return std::nullopt;
+    return "nvidia-smi's default table lists processes";
+  }
+  if (program == "sinfo") return std::nullopt;
+  return program + " is not known to the own-jobs oracle";
+}
+
+const Guard& OwnJobsGuard() {
+  static const Guard guard(GuardOptions{.clusters = {"rca"}, .own_user = "alice"});
+  return guard;
+}
+
+// ArgvGen, with the caller's filter (or another user's) added half the time so that the job
+// programs are approved often enough to matter.
+rc::Gen<std::vector<std::string>> OwnJobsArgvGen() {
+  return rc::gen::mapcat(ArgvGen(), [](std::vector<std::string> argv) {
+    return rc::gen::map(rc::gen::inRange(0, 8), [argv](int k) {
+      std::vector<std::string> a = argv;
+      if (a.empty()) return a;
+      const std::string who = k == 7 ? "bob" : k == 6 ? "alice,bob" : "alice";
+      if (k < 2) return a;
+      const size_t at = 1 + static_cast<size_t>(k) % a.size();
+      const std::string opt = a[0] == "sshare" ? "--users=" : "--user=";
+      if (k % 2 == 0) {
+        a.insert(a.begin() + static_cast<long>(std::min(at, a.size())), opt + who);
+      } else {
+        a.insert(a.begin() + static_cast<long>(std::min(at, a.size())), {"-u", who});
+      }
+      return a;
+    });
+  });
+}
+
+RC_GTEST_PROP(GuardProperty, AnOwnJobsArgvCanNeverShowAnotherUsersJobs, ()) {
+  const std::vector<std::string> argv = *OwnJobsArgvGen();
+  Verdict v = OwnJobsGuard().Check(argv);
+  RC_CLASSIFY(v.ok(), "allowed");
+  if (!v.ok()) return;
+  const std::optional<std::string> leak = OwnJobsLeak(argv, "alice");
+  RC_ASSERT(!leak.has_value());
+}
+
+RC_GTEST_PROP(GuardProperty, TheOwnJobsViewOnlyNarrowsTheAllowlist, ()) {
+  const std::vector<std::string> argv = *OwnJobsArgvGen();
+  Verdict own = OwnJobsGuard().Check(argv);
+  Verdict plain = TheGuard().Check(argv);
+  if (own.ok()) {
+    RC_ASSERT(plain.ok());
+    RC_ASSERT(own.approved().exec_argv() == plain.approved().exec_argv());
+  } else if (!plain.ok()) {
+    // Refused by the allowlist: the same rule, whatever the view.
+    RC_ASSERT(own.denial().rule == plain.denial().rule);
+  } else {
+    RC_ASSERT(own.denial().rule == Rule::kOwnJobsFilter ||
+              own.denial().rule == Rule::kOwnJobsUnfilterable);
   }
 }
 

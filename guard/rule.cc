@@ -6,7 +6,7 @@
 namespace slurm_rca::guard {
 namespace {
 
-constexpr std::array<std::pair<Rule, std::string_view>, 32> kIds = {{
+constexpr std::array<std::pair<Rule, std::string_view>, 34> kIds = {{
     {Rule::kEmptyArgv, "empty-argv"},
     {Rule::kTooManyArgs, "too-many-args"},
     {Rule::kArgTooLong, "arg-too-long"},
@@ -39,6 +39,8 @@ constexpr std::array<std::pair<Rule, std::string_view>, 32> kIds = {{
     {Rule::kMissingOperand, "missing-operand"},
     {Rule::kExtraOperand, "extra-operand"},
     {Rule::kBadOperand, "bad-operand"},
+    {Rule::kOwnJobsFilter, "own-jobs-filter"},
+    {Rule::kOwnJobsUnfilterable, "own-jobs-unfilterable"},
 }};
 
 }  // namespace

@@ -46,6 +46,11 @@ enum class Rule {
   kMissingOperand,    // missing-operand: "scontrol show"
   kExtraOperand,      // extra-operand: "scontrol show config extra", "sinfo x"
   kBadOperand,        // bad-operand: an id or key=value that does not match the grammar
+  // The own-jobs view (GuardOptions::own_user): a caller who may read only its own jobs.
+  kOwnJobsFilter,        // own-jobs-filter: a job read without the caller's user filter, or
+                         // one that names another user or widens it (sacct -a, squeue --me)
+  kOwnJobsUnfilterable,  // own-jobs-unfilterable: a read no argv can narrow to one user
+                         // (scontrol show job, sdiag's per-user RPCs, nvidia-smi's processes)
 };
 
 // The stable id, e.g. "mutating-word".
