@@ -8,8 +8,6 @@
 #include <memory>
 #include <set>
 
-#include "guard/own_jobs.h"
-
 namespace slurm_rca::guard {
 namespace {
 

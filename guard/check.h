@@ -146,6 +146,12 @@ class Guard {
 // empty when all pass.
 std::vector<std::string> SelfTest(const Guard& guard);
 
+// The own-jobs rules (GuardOptions::own_user, guard/own_jobs.cc), which Check applies to an argv
+// the allowlist approved: nothing when its tokens cannot show a job of another user than `user`,
+// otherwise the own-jobs-filter or own-jobs-unfilterable denial.
+std::optional<Denial> CheckOwnJobs(const std::string& user, const ProgramPolicy& program,
+                                   const std::vector<Token>& tokens);
+
 // Rebuilds an argv from parsed tokens.
 std::vector<std::string> Render(const std::vector<Token>& tokens);
 

@@ -1,4 +1,6 @@
-#include "guard/own_jobs.h"
+// The own-jobs view of the guard (GuardOptions::own_user, documented in guard/check.h): the rules
+// an argv the allowlist approved must pass when the caller may read only its own jobs.
+#include "guard/check.h"
 
 #include <re2/re2.h>
 
