@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "base/status.h"
 #include "mcp/auth/token_validator.h"
 #include "mcp/protocol/http_transport.h"
+#include "mcp/topics/scoped_backend.h"
 
 namespace slurm_rca::cli::slurm_mcp {
 
@@ -29,6 +31,8 @@ struct OAuthFlags {
   std::string jwks_file;
   std::string principal_claim = "sub";
   std::int64_t leeway_s = 60;
+  mcp::ScopeNames scopes;  // --auth-scope-read, --auth-scope-own, --auth-scope-logs
+  std::string user_map;    // --auth-user-map: principal -> Slurm user (YAML)
   double fetch_timeout_s = 3;
   bool behind_tls_proxy = false;
 
@@ -44,7 +48,13 @@ class OAuth {
   static base::Result<std::unique_ptr<OAuth>> Make(const OAuthFlags& flags,
                                                    const std::string& listen_host);
 
-  mcp::AuthOutcome Authorize(std::optional<std::string_view> authorization_header) const;
+  // The token checked, its principal mapped to a Slurm user (the map, or the principal itself when
+  // it is a valid Slurm name and no map is given), and its scopes held against what is asked:
+  // 403 insufficient_scope when they allow no view (mcp/topics/scoped_backend.h), or when the
+  // message (null on the header check) is a tools/call of the logs topic without the logs scope.
+  mcp::AuthOutcome Authorize(std::optional<std::string_view> authorization_header,
+                             const mcp::Message* message) const;
+  const mcp::ScopeNames& scopes() const { return flags_.scopes; }
   const std::string& MetadataJson() const { return metadata_; }
   const std::string& MetadataUrl() const { return metadata_url_; }
   // {"issuer", "audience", "keys", "problem"} for the readiness document.
@@ -57,6 +67,12 @@ class OAuth {
   std::unique_ptr<mcp::auth::TokenValidator> validator_;
   std::string metadata_;
   std::string metadata_url_;
+  std::map<std::string, std::string> user_map_;
+  bool has_user_map_ = false;
+
+  // The Slurm user of a principal; empty when it has none.
+  std::string UserOf(const std::string& principal) const;
+  mcp::AuthOutcome Forbidden(const std::string& scope, const std::string& why) const;
 };
 
 }  // namespace slurm_rca::cli::slurm_mcp

@@ -105,8 +105,9 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
     base::Result<std::unique_ptr<OAuth>> made = OAuth::Make(o.oauth, h.host);
     if (!made.ok()) return Usage(made.status().message());
     oauth = std::move(*made);
-    h.authorize = [a = oauth.get()](std::optional<std::string_view> header) {
-      return a->Authorize(header);
+    h.authorize = [a = oauth.get()](std::optional<std::string_view> header,
+                                    const mcp::Message* message) {
+      return a->Authorize(header, message);
     };
     h.resource_metadata = oauth->MetadataJson();
     h.ready = [b = &backend, a = oauth.get()] {
@@ -238,6 +239,8 @@ int Serve(ServeOptions o, BackendFlags flags) {
   if (o.stdio && o.oauth.enabled()) {
     return Usage("--auth-* is for --http; over stdio the client is the process that started this one");
   }
+  // With OAuth each call reads through its token's view (own jobs, logs: mcp/topics/scoped_backend.h).
+  if (o.oauth.enabled()) surface.scopes = o.oauth.scopes;
 
   server::ServerSurface assembly;
   assembly.tools = surface;

@@ -509,7 +509,7 @@ TEST_F(HttpTest, BearerToken) {
 TEST_F(HttpTest, AuthorizeHookDecidesAndASessionIsItsPrincipals) {
   std::atomic<int> asked{0};
   HttpOptions options;
-  options.authorize = [&asked](std::optional<std::string_view> header) {
+  options.authorize = [&asked](std::optional<std::string_view> header, const Message*) {
     ++asked;
     AuthOutcome o;
     if (!header) {
@@ -568,7 +568,7 @@ TEST_F(HttpTest, AuthorizeHookDecidesAndASessionIsItsPrincipals) {
 
 TEST(HttpStartTest, OAuthAllowsAnotherAddressAndExcludesTheSharedToken) {
   Server server(ServerOptions{.tools = FakeTools()});
-  auto allow = [](std::optional<std::string_view>) { return AuthOutcome{}; };
+  auto allow = [](std::optional<std::string_view>, const Message*) { return AuthOutcome{}; };
   {
     HttpTransport t(server, HttpOptions{.token = "s3cret-token", .authorize = allow});
     base::Result<int> r = t.Start();

@@ -450,10 +450,10 @@ class HttpTransport::Impl : public http_core::Handler {
            (options_.ready && path == options_.ready_path);
   }
 
-  AuthOutcome Authorize(const RequestHeader& req) const {
+  AuthOutcome Authorize(const RequestHeader& req, const Message* message = nullptr) const {
     std::optional<std::string_view> header;
     if (req.count(http::field::authorization) == 1) header = req[http::field::authorization];
-    return options_.authorize(header);
+    return options_.authorize(header, message);
   }
 
   static HttpResponse Refusal(const AuthOutcome& outcome) {
@@ -603,7 +603,7 @@ class HttpTransport::Impl : public http_core::Handler {
     call.message = std::move(*parsed.message);
     if (options_.authorize) {
       // Again with the body: the principal is the request's, whatever the header check saw.
-      call.auth = Authorize(req);
+      call.auth = Authorize(req, &call.message);
       if (call.auth.status != 0) return Refusal(call.auth);
     }
     if (HasModernClaim(call.message)) return PrepareModern(req, std::move(call));
@@ -632,6 +632,7 @@ class HttpTransport::Impl : public http_core::Handler {
     if (call.initialize) {
       call.session = std::make_shared<SessionEntry>();
       call.session->session.principal = call.auth.principal;
+      call.session->session.user = call.auth.user;
       call.session->session.scopes = call.auth.scopes;
     } else if (options_.sessions) {
       std::variant<SessionPtr, HttpResponse> found = FindSession(req);
@@ -641,10 +642,20 @@ class HttpTransport::Impl : public http_core::Handler {
         // Another principal's session: as if it did not exist (a session id is no credential).
         return ErrorResponse(404, kErrSessionNotFound, "Session not found: initialize again");
       }
+      if (options_.authorize) {
+        // The same principal may come back with another token (a step-up adds a scope, a
+        // narrower one drops some): the session acts with the scopes of the latest request's.
+        // Two requests of one principal at once with different tokens: either's scopes may
+        // apply to both, never another principal's.
+        std::lock_guard<std::mutex> lock(call.session->session.mu);
+        call.session->session.user = call.auth.user;
+        call.session->session.scopes = call.auth.scopes;
+      }
     } else {
       // Stateless: this exchange is its own session, already past the handshake.
       call.session = std::make_shared<SessionEntry>();
       call.session->session.principal = call.auth.principal;
+      call.session->session.user = call.auth.user;
       call.session->session.scopes = call.auth.scopes;
       Session& s = call.session->session;
       s.initialize_answered = true;
@@ -699,6 +710,7 @@ class HttpTransport::Impl : public http_core::Handler {
     call.modern = true;
     call.session = std::make_shared<SessionEntry>();
     call.session->session.principal = call.auth.principal;
+    call.session->session.user = call.auth.user;
     call.session->session.scopes = call.auth.scopes;
     return call;
   }

@@ -71,7 +71,8 @@
 namespace slurm_rca::mcp {
 
 // What an authorizer (slurm-mcp: an OAuth access token checked by mcp/auth) says of a request's
-// Authorization header. status 0: allowed, as `principal` with `scopes`. Otherwise the refusal:
+// Authorization header. status 0: allowed, as `principal` (mapped to the Slurm `user`, empty when
+// none) with `scopes`. Otherwise the refusal:
 // 401 (no or a bad token), 403 (insufficient scope), 503 (the issuer's keys are unavailable),
 // with its WWW-Authenticate value and a message for the body (never the token).
 struct AuthOutcome {
@@ -79,6 +80,7 @@ struct AuthOutcome {
   std::string www_authenticate;
   std::string message;
   std::string principal;
+  std::string user;
   std::set<std::string> scopes;
 };
 
@@ -94,7 +96,10 @@ struct HttpOptions {
   // /.well-known/oauth-protected-resource and at that path followed by the endpoint's path; the
   // readiness route, which carries no cluster data, needs no token either (it says why the issuer
   // cannot be reached).
-  std::function<AuthOutcome(std::optional<std::string_view> authorization)> authorize;
+  // The message is null on the header check and the parsed body on the second, so that a call
+  // needing a scope the token lacks can be refused with 403 before it runs.
+  std::function<AuthOutcome(std::optional<std::string_view> authorization, const Message* message)>
+      authorize;
   std::string resource_metadata;
   std::size_t max_body_bytes = 1 << 20;
   bool sessions = true;

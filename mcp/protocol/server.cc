@@ -81,6 +81,11 @@ class CallContext : public ToolContext {
     return session_.cancelled.count(key_) > 0;
   }
 
+  Caller caller() const override {
+    std::lock_guard<std::mutex> lock(session_.mu);
+    return Caller{session_.principal, session_.user, session_.scopes};
+  }
+
  private:
   Session& session_;
   const std::string key_;

@@ -74,9 +74,20 @@ bool IsModernVersion(std::string_view version);
 bool IsLegacyVersion(std::string_view version);
 
 // What a tool handler may do while it runs.
+// Who makes a call, when the transport authorizes (OAuth, mcp/auth): the token's principal, the
+// Slurm user it maps to (empty when it maps to none) and its scopes. All empty without
+// authorization (stdio, a shared --token-file secret).
+struct Caller {
+  std::string principal;
+  std::string user;
+  std::set<std::string> scopes;
+};
+
 class ToolContext {
  public:
   virtual ~ToolContext() = default;
+  // The caller of this request; the default (no authorization) is empty.
+  virtual Caller caller() const { return {}; }
   // Sends notifications/progress when the caller gave a progressToken; otherwise nothing.
   virtual void Progress(double progress, std::optional<double> total, const std::string& message) = 0;
   // Sends notifications/message when level is at or above the session's level.
@@ -192,6 +203,7 @@ struct Session {
   // Who opened it, when the transport authorizes (OAuth, mcp/auth): the token's principal and
   // scopes. A session is used only by its own principal. Empty without authorization.
   std::string principal;
+  std::string user;  // the Slurm user the principal maps to; empty when none
   std::set<std::string> scopes;
 
   // Marks request `id` cancelled (notifications/cancelled, or a transport that saw the client go

@@ -663,6 +663,41 @@ ToolResult Counted(const SurfaceOptions& o, const char* tool, CallRecord& call,
   return r;
 }
 
+// Runs a call as its caller (SurfaceOptions::scopes): through the caller's view of the back-end,
+// with the principal in its audit records; refused when the token allows no view. Without
+// scopes, as the server.
+ToolResult AsCaller(const SurfaceOptions& o, const ToolContext& context,
+                    const std::function<ToolResult(const SurfaceOptions&)>& run) {
+  if (!o.scopes) return run(o);
+  const Caller caller = context.caller();
+  const CallerView view = ViewOf(*o.scopes, caller);
+  if (!view.allowed) {
+    ToolResult r;
+    r.is_error = true;
+    r.content.push_back(TextBlock("REFUSED (scope): " + view.refusal + "; a token with the scope " +
+                                  view.needed_scope + " may call it"));
+    return r;
+  }
+  ScopedBackend scoped(*o.backend, view);
+  SurfaceOptions as = o;
+  as.backend = &scoped;
+  if (o.audit) {
+    as.audit = [&o, &caller, &view](const Json& record) {
+      Json r = record;
+      r["principal"] = caller.principal;
+      if (view.own_user) r["user"] = *view.own_user;
+      o.audit(r);
+    };
+  }
+  ToolResult r = run(as);
+  if (view.own_user && !r.shared && !r.serialized) {
+    r.content.push_back(TextBlock("VIEW: the own jobs of Slurm user " + *view.own_user + " (scope " +
+                                  o.scopes->own + "): jobs, counts and rows are this user's only; "
+                                  "node and partition state is the cluster's"));
+  }
+  return r;
+}
+
 // The conformance suite's fixture tools (only with --conformance-fixtures).
 std::vector<Tool> ConformanceTools() {
   Json no_args = {{"type", "object"}, {"properties", Json::object()}};
@@ -728,9 +763,11 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
        OverviewSchema(), ReadOnlyAnnotations("Cluster overview"),
        [options, answers = std::make_shared<AnswerCache>()](const Json& args,
                                                             ToolContext& context) {
-         CallRecord call;
-         return Counted(options, kOverviewTool, call,
-                        [&] { return Overview(options, *answers, args, context, call); });
+         return AsCaller(options, context, [&](const SurfaceOptions& o) {
+           CallRecord call;
+           return Counted(o, kOverviewTool, call,
+                          [&] { return Overview(o, *answers, args, context, call); });
+         });
        }});
   tools.push_back(
       {kQueryTool, "Query one topic",
@@ -758,10 +795,12 @@ std::vector<Tool> BuildTools(const SurfaceOptions& options) {
         {"required", {"topic"}},
         {"additionalProperties", false}},
        QueryOutputSchema(), ReadOnlyAnnotations("Query one topic"),
-       [options, answers = std::make_shared<AnswerCache>()](const Json& args, ToolContext&) {
-         CallRecord call;
-         return Counted(options, kQueryTool, call,
-                        [&] { return Query(options, *answers, args, call); });
+       [options, answers = std::make_shared<AnswerCache>()](const Json& args,
+                                                            ToolContext& context) {
+         return AsCaller(options, context, [&](const SurfaceOptions& o) {
+           CallRecord call;
+           return Counted(o, kQueryTool, call, [&] { return Query(o, *answers, args, call); });
+         });
        }});
   tools.push_back(
       {kDescribeTool, "Describe a topic",

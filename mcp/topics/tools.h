@@ -22,6 +22,7 @@
 #include "mcp/protocol/metrics.h"
 #include "mcp/protocol/server.h"
 #include "mcp/telemetry/gpu_idle.h"
+#include "mcp/topics/scoped_backend.h"
 #include "mcp/topics/topics.h"
 
 namespace slurm_rca::mcp {
@@ -46,6 +47,11 @@ struct SurfaceOptions {
   // Counts every tool call by tool, topic and outcome, with its latency (mcp/protocol/metrics.h).
   // Not owned; must outlive the tools. Null: nothing is counted.
   Metrics* metrics = nullptr;
+  // With authorization (OAuth): each call reads through its caller's view (ToolContext::caller,
+  // mcp/topics/scoped_backend.h), a call whose token allows no view is refused, and its audit
+  // records name the principal (and the Slurm user of an own-jobs view). Unset: every call reads
+  // as the server (stdio, a shared --token-file secret).
+  std::optional<ScopeNames> scopes;
 };
 
 // The tools, in the order tools/list returns them.

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
+#include <set>
+
+#include "base/argv_line.h"
 #include "mcp/backend/replay_backend.h"
 
 namespace slurm_rca::mcp {
@@ -536,6 +539,156 @@ TEST_F(ToolsTest, AReplayedAnswerFollowsTheOffset) {
   ASSERT_NE(overview_frozen.shared, nullptr);
   EXPECT_NE(overview_frozen.shared, overview_healed.shared);
   EXPECT_EQ(Run("slurm_overview", Json::object()).shared, overview_healed.shared);
+}
+
+// A context whose caller is set, as the HTTP transport sets it from an OAuth token.
+class CallerContext : public NullContext {
+ public:
+  explicit CallerContext(Caller c) : c_(std::move(c)) {}
+  Caller caller() const override { return c_; }
+
+ private:
+  Caller c_;
+};
+
+// Answers every read with the demo's evidence, and keeps each argv that reached it.
+class RecordingBackend : public CountingBackend {
+ public:
+  using CountingBackend::CountingBackend;
+  Evidence Read(const std::vector<std::string>& argv) override {
+    argvs.push_back(argv);
+    return CountingBackend::Read(argv);
+  }
+  Evidence ReadFabric() override {
+    argvs.push_back({"files", "fabric"});
+    return CountingBackend::ReadFabric();
+  }
+  std::vector<std::vector<std::string>> argvs;
+};
+
+class ScopeTest : public ToolsTest {
+ protected:
+  ToolResult CallAs(const Caller& caller, const std::string& name, const Json& args) {
+    CallerContext context(caller);
+    for (const Tool& t : tools_) {
+      if (t.name == name) return t.run(args, context).Fields();
+    }
+    ADD_FAILURE() << "no tool " << name;
+    return {};
+  }
+  void Build(Backend* backend) {
+    SurfaceOptions o;
+    o.backend = backend;
+    o.audit = [this](const Json& j) { audit_.push_back(j); };
+    o.scopes = ScopeNames{};
+    tools_ = BuildTools(o);
+  }
+  const Caller alice_own_{"sub-alice", "alice", {"slurm:read:own"}};
+};
+
+// An own-jobs caller reads every topic; what reaches the back-end is narrowed to its user, and
+// what cannot be narrowed never reaches it.
+TEST_F(ScopeTest, AnOwnJobsCallerReadsOnlyItsOwnJobs) {
+  RecordingBackend recorded(*backend_);
+  Build(&recorded);
+  std::map<std::string, std::string> text;
+  text["overview"] = Text(CallAs(alice_own_, "slurm_overview", Json::object()));
+  for (const Topic& t : Topics()) {
+    text[t.name] = Text(CallAs(alice_own_, "slurm_query", {{"topic", t.name}}));
+  }
+  // The job-level topics were read, narrowed, not refused: each program reached the back-end.
+  std::set<std::string> programs;
+  for (const std::vector<std::string>& argv : recorded.argvs) programs.insert(argv[0]);
+  for (const char* p : {"squeue", "sacct", "sprio", "sshare", "sinfo", "nvidia-smi"}) {
+    EXPECT_TRUE(programs.count(p)) << p;
+  }
+  for (const std::vector<std::string>& argv : recorded.argvs) {
+    const std::string& p = argv[0];
+    const std::string shown = base::FormatArgv(argv);
+    if (p == "squeue" || p == "sprio" || p == "sacct") {
+      EXPECT_EQ(std::count(argv.begin(), argv.end(), "--user=alice"), 1) << shown;
+    } else if (p == "sshare") {
+      EXPECT_EQ(std::count(argv.begin(), argv.end(), "--users=alice"), 1) << shown;
+    } else {
+      EXPECT_TRUE(p == "sinfo" || p == "scontrol" || p == "nvidia-smi") << shown;
+    }
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "-a"), 0) << shown;
+    EXPECT_NE(p, "sdiag") << shown;
+    EXPECT_FALSE(p == "scontrol" && std::count(argv.begin(), argv.end(), "job")) << shown;
+    EXPECT_NE(p, "files") << shown;
+  }
+  EXPECT_NE(text["jobs"].find("own-jobs-unfilterable"), std::string::npos) << text["jobs"];
+  EXPECT_NE(text["diagnostics"].find("own-jobs-unfilterable"), std::string::npos);
+  EXPECT_NE(text["logs"].find("scope:"), std::string::npos) << text["logs"];
+  EXPECT_NE(text["fabric"].find("scope:"), std::string::npos) << text["fabric"];
+  EXPECT_NE(text["queue"].find("VIEW: the own jobs of Slurm user alice"), std::string::npos);
+  EXPECT_NE(text["overview"].find("VIEW: the own jobs of Slurm user alice"), std::string::npos);
+  // Every audit record names the principal and the user, never a token.
+  ASSERT_FALSE(audit_.empty());
+  for (const Json& a : audit_) {
+    EXPECT_EQ(a["principal"], "sub-alice") << a.dump();
+    EXPECT_EQ(a["user"], "alice") << a.dump();
+  }
+}
+
+TEST_F(ScopeTest, AnOwnJobsCallerNamingAnotherUserIsRefusedAndNothingIsRead) {
+  RecordingBackend recorded(*backend_);
+  Build(&recorded);
+  for (const char* who : {"bob", "alice,bob"}) {
+    ToolResult r = CallAs(alice_own_, "slurm_query",
+                          {{"topic", "queue"}, {"filters", {{"user", who}}}});
+    EXPECT_TRUE(r.is_error);
+    EXPECT_NE(Text(r).find("DENIED own-jobs-filter"), std::string::npos) << Text(r);
+  }
+  EXPECT_TRUE(recorded.argvs.empty());
+  // Its own name as the filter is its own jobs.
+  CallAs(alice_own_, "slurm_query", {{"topic", "queue"}, {"filters", {{"user", "alice"}}}});
+  ASSERT_EQ(recorded.argvs.size(), 1u);
+  EXPECT_EQ(recorded.argvs[0].back(), "alice");
+}
+
+TEST_F(ScopeTest, ATokenWithoutAReadScopeOrAUserIsRefused) {
+  RecordingBackend recorded(*backend_);
+  Build(&recorded);
+  for (const Caller& c : {Caller{"svc", "svc", {}}, Caller{"svc", "svc", {"slurm:logs"}},
+                          Caller{"nouser", "", {"slurm:read:own"}}}) {
+    ToolResult r = CallAs(c, "slurm_query", {{"topic", "nodes"}});
+    EXPECT_TRUE(r.is_error);
+    EXPECT_NE(Text(r).find("REFUSED (scope)"), std::string::npos) << Text(r);
+    EXPECT_TRUE(CallAs(c, "slurm_overview", Json::object()).is_error);
+  }
+  EXPECT_TRUE(recorded.argvs.empty());
+  EXPECT_EQ(recorded.reads, 0);
+}
+
+// slurm:read is the service account's view, but the logs topic is its own scope; and an answer
+// the answer cache holds for the widest view never reaches a narrower one.
+TEST_F(ScopeTest, LogsNeedTheirOwnScopeEvenThroughTheAnswerCache) {
+  Build(backend_.get());
+  const Caller ops{"ops", "", {"slurm:read", "slurm:logs"}};
+  const Caller reader{"reader", "", {"slurm:read"}};
+  const Json logs = {{"topic", "logs"}, {"filters", {{"pattern", "(?i)registering"}}}};
+  for (int i = 0; i < 2; ++i) {
+    ToolResult wide = CallAs(ops, "slurm_query", logs);
+    EXPECT_FALSE(wide.is_error) << Text(wide);
+    ToolResult narrow = CallAs(reader, "slurm_query", logs);
+    EXPECT_TRUE(narrow.is_error);
+    EXPECT_NE(Text(narrow).find("scope:"), std::string::npos) << Text(narrow);
+  }
+  ToolResult nodes = CallAs(reader, "slurm_query", {{"topic", "nodes"}});
+  EXPECT_FALSE(nodes.is_error) << Text(nodes);
+  EXPECT_EQ(Text(nodes).find("VIEW:"), std::string::npos);
+}
+
+TEST(NarrowToUserTest, AddsTheFilterDropsTheWideningAndLeavesTheRest) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(NarrowToUser({"squeue", "--noheader"}, "alice"), (V{"squeue", "--noheader", "--user=alice"}));
+  EXPECT_EQ(NarrowToUser({"sacct", "-a", "-X"}, "alice"), (V{"sacct", "-X", "--user=alice"}));
+  EXPECT_EQ(NarrowToUser({"sshare", "-a", "-P"}, "alice"), (V{"sshare", "-P", "--users=alice"}));
+  EXPECT_EQ(NarrowToUser({"sprio", "-u", "bob"}, "alice"), (V{"sprio", "-u", "bob"}))
+      << "a user named is the guard's to judge";
+  EXPECT_EQ(NarrowToUser({"scontrol", "show", "job"}, "alice"), (V{"scontrol", "show", "job"}));
+  EXPECT_EQ(NarrowToUser({}, "alice"), V{});
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 //
 // Everything listens on 127.0.0.1; every process this script starts is stopped by PID. Prints one
 // line per check and `N passed, M failed`; exits 1 on any failure.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -83,10 +83,10 @@ async function startProvider(port, jwks) {
   const issuer = `http://127.0.0.1:${bound}`;
   const client = (id) => ({ client_id: id, client_secret: SECRET, grant_types: ['client_credentials'],
                             redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_post',
-                            scope: 'slurm:read slurm:logs' });
+                            scope: 'slurm:read slurm:read:own slurm:logs' });
   const provider = new Provider(issuer, {
-    clients: [client('ops-agent'), client('other-agent')],
-    scopes: ['openid', 'slurm:read', 'slurm:logs'],
+    clients: [client('ops-agent'), client('other-agent'), client('alice')],
+    scopes: ['openid', 'slurm:read', 'slurm:read:own', 'slurm:logs'],
     jwks,
     features: {
       devInteractions: { enabled: false },
@@ -97,7 +97,7 @@ async function startProvider(port, jwks) {
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource) => {
           if (resource !== audience && resource !== otherAudience) throw new errors.InvalidTarget();
-          return { scope: 'slurm:read slurm:logs', audience: resource, accessTokenTTL: 300,
+          return { scope: 'slurm:read slurm:read:own slurm:logs', audience: resource, accessTokenTTL: 300,
                    accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
         },
       },
@@ -260,6 +260,109 @@ await check('/ready needs no token and says the keys are there', async () => {
   const r = await res.json();
   assert(r.authorization?.keys === 2 && r.authorization.problem === null, JSON.stringify(r.authorization));
   return JSON.stringify(r.authorization);
+});
+
+// Scopes onto Slurm (issue #38, item 2): what each scope may call, refused with 403 and the scope
+// challenge before anything runs; the own-jobs view narrows every job read to the caller's user.
+const callTool = (id, name, args) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+async function session(bearer) {
+  const res = await post(`${mcp.url}/mcp`, bearer, INIT);
+  assert(res.status === 200, `initialize: HTTP ${res.status} ${await res.text()}`);
+  return { 'mcp-session-id': res.headers.get('mcp-session-id'), 'mcp-protocol-version': '2025-11-25' };
+}
+
+await check('a token with no read scope: 403 insufficient_scope naming slurm:read:own', async () => {
+  const logsOnly = await token(provider.issuer, 'ops-agent', audience, 'slurm:logs');
+  const res = await post(`${mcp.url}/mcp`, logsOnly, INIT);
+  const www = res.headers.get('www-authenticate') ?? '';
+  assert(res.status === 403, `HTTP ${res.status}`);
+  assert(www.includes('error="insufficient_scope"') && www.includes('scope="slurm:read:own"') &&
+         www.includes('resource_metadata='), www);
+  return www.slice(0, 90);
+});
+
+await check('the logs topic needs slurm:logs: 403 with the challenge, then read with it', async () => {
+  const readOnly = await token(provider.issuer, 'ops-agent', audience, 'slurm:read');
+  const hdr = await session(readOnly);
+  const logs = callTool(2, 'slurm_query', { topic: 'logs', filters: { pattern: 'registering' } });
+  const refused = await post(`${mcp.url}/mcp`, readOnly, logs, hdr);
+  const www = refused.headers.get('www-authenticate') ?? '';
+  assert(refused.status === 403 && www.includes('scope="slurm:logs"'), `HTTP ${refused.status} ${www}`);
+  const nodes = await post(`${mcp.url}/mcp`, readOnly, callTool(3, 'slurm_query', { topic: 'nodes' }), hdr);
+  assert(nodes.status === 200, `nodes with slurm:read: HTTP ${nodes.status}`);
+  // Step-up: the same principal with a token that adds the scope, in the same session.
+  const stepped = await token(provider.issuer, 'ops-agent', audience, 'slurm:read slurm:logs');
+  const read = await post(`${mcp.url}/mcp`, stepped, logs, hdr);
+  assert(read.status === 200, `logs with slurm:logs: HTTP ${read.status}`);
+  const body = await read.json();
+  assert(!body.result.isError, JSON.stringify(body).slice(0, 200));
+  return `403 ${www.match(/scope="[^"]*"/)[0]}, then 200 after step-up`;
+});
+
+await check('an own-jobs token (SDK v2): job reads narrowed to its user, the rest refused', async () => {
+  const own = await token(provider.issuer, 'alice', audience, 'slurm:read:own');
+  const client = new sdk2.Client({ name: 'oauth-own', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new sdk2.StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`),
+    { requestInit: { headers: { Authorization: `Bearer ${own}` } } }));
+  const text = async (topic, filters) => {
+    const r = await client.callTool({ name: 'slurm_query', arguments: filters ? { topic, filters } : { topic } });
+    return r.content.map((c) => c.text).join('\n');
+  };
+  const queue = await text('queue');
+  const jobs = await text('jobs');
+  const bob = await text('queue', { user: 'bob' });
+  const diag = await text('diagnostics');
+  const nodes = await text('nodes');
+  await client.close();
+  // The demo bundle recorded the service account's reads, not alice's: her narrowed read is not
+  // in it, and the answer says which argv was asked.
+  assert(/--user=alice/.test(queue) && /VIEW: the own jobs of Slurm user alice/.test(queue), queue.slice(0, 300));
+  assert(/DENIED own-jobs-unfilterable/.test(jobs), jobs.slice(0, 200));
+  assert(/DENIED own-jobs-filter/.test(bob), bob.slice(0, 200));
+  assert(/DENIED own-jobs-unfilterable/.test(diag), diag.slice(0, 200));
+  assert(!/NO EVIDENCE|DENIED/.test(nodes.split('\nVIEW:')[0]), nodes.slice(0, 200));
+  return 'queue --user=alice, jobs/diagnostics unfilterable, user=bob refused, nodes read';
+});
+
+await check('--auth-user-map: a principal maps to its Slurm user; bad maps and scopes are refused at start', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oauth-map-'));
+  try {
+    const map = path.join(dir, 'users.yaml');
+    fs.writeFileSync(map, 'alice: asmith\nops-agent: svc_ops\n');
+    const port = await freePort();
+    const mapped = await startMcp(provider.issuer, port, ['--auth-user-map', map]);
+    try {
+      const own = await token(provider.issuer, 'alice', audience, 'slurm:read:own');
+      const hdr = await (async () => {
+        const res = await post(`${mapped.url}/mcp`, own, INIT);
+        return { 'mcp-session-id': res.headers.get('mcp-session-id'), 'mcp-protocol-version': '2025-11-25' };
+      })();
+      const res = await post(`${mapped.url}/mcp`, own, callTool(2, 'slurm_query', { topic: 'queue' }), hdr);
+      const body = JSON.stringify(await res.json());
+      assert(/--user=asmith/.test(body), body.slice(0, 300));
+      // A principal the map does not list has no Slurm user: an own-jobs token cannot name its jobs.
+      const other = await token(provider.issuer, 'other-agent', audience, 'slurm:read:own');
+      const refused = await post(`${mapped.url}/mcp`, other, INIT);
+      assert(refused.status === 403, `unmapped principal: HTTP ${refused.status}`);
+    } finally {
+      await mapped.stop();
+    }
+    const bad = [
+      [['--auth-user-map', path.join(dir, 'absent.yaml')], /cannot be read/],
+      [['--auth-user-map', (fs.writeFileSync(path.join(dir, 'list.yaml'), '- alice\n'), path.join(dir, 'list.yaml'))], /must be a mapping/],
+      [['--auth-user-map', (fs.writeFileSync(path.join(dir, 'name.yaml'), 'alice: "a b"\n'), path.join(dir, 'name.yaml'))], /line 1: 'a b' is not a valid Slurm user name/],
+      [['--auth-scope-own', 'slurm:read'], /must differ/],
+      [['--auth-scope-logs', 'has space'], /not a scope token/],
+    ];
+    for (const [extra, says] of bad) {
+      const r = spawnSync(bin, ['serve', '--http', '127.0.0.1:0', '--replay', demo, '--auth-issuer', provider.issuer,
+                                '--auth-audience', audience, ...extra], { cwd: srcDir, encoding: 'utf8', timeout: 20000 });
+      assert(r.status === 2 && says.test(r.stderr), `${extra.join(' ')}: exit ${r.status}: ${r.stderr}`);
+    }
+    return `principal alice -> --user=asmith; unmapped 403; ${bad.length} bad starts refused (exit 2)`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 await check('no token reaches the server\'s log', async () => {

@@ -1,0 +1,80 @@
+// What a caller may read (issue #38, item 2): the token scopes slurm-mcp knows, the view each
+// gives, and ScopedBackend, the back-end a restricted caller's tool calls read through.
+//
+// Scopes (names configurable, defaults below):
+//   slurm:read       what the service account sees (operators)
+//   slurm:read:own   the caller's own jobs: every job-level read (queue, accounting, priority,
+//                    fairshare) narrowed to the caller's Slurm user by the argv the guard
+//                    approves (guard::GuardOptions::own_user), node and partition state as is;
+//                    what no argv can narrow (scontrol show job, sdiag, node files) refused
+//   slurm:logs       the logs topic (daemon logs hold every user's job ids and names)
+// A token needs slurm:read or slurm:read:own to call anything; with both, slurm:read wins.
+//
+//   CallerView view = ViewOf(ScopeNames{}, context.caller());
+//   if (!view.allowed) refuse(view.refusal);
+//   ScopedBackend scoped(backend, view);   // reads narrowed, refused or passed through
+#ifndef SLURM_RCA_MCP_TOPICS_SCOPED_BACKEND_H_
+#define SLURM_RCA_MCP_TOPICS_SCOPED_BACKEND_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "guard/check.h"
+#include "mcp/evidence/evidence.h"
+#include "mcp/protocol/server.h"
+
+namespace slurm_rca::mcp {
+
+struct ScopeNames {
+  std::string cluster = "slurm:read";
+  std::string own = "slurm:read:own";
+  std::string logs = "slurm:logs";
+};
+
+// What one caller may read.
+struct CallerView {
+  bool allowed = false;
+  std::optional<std::string> own_user;  // set: the own-jobs view of this Slurm user
+  bool logs = false;                    // the logs topic
+  std::string refusal;                  // why not, when !allowed
+  std::string needed_scope;             // the scope that would let it in, when !allowed
+};
+
+CallerView ViewOf(const ScopeNames& names, const Caller& caller);
+
+// squeue, sprio and sacct with --user=<user> (sacct without -a), sshare with --users=<user>
+// (without -a), when they name no user already; every other argv as it is. The guard, not this
+// rewrite, decides: an argv naming another user stays as it is and is refused.
+std::vector<std::string> NarrowToUser(std::vector<std::string> argv, const std::string& user);
+
+// A back-end seen through a caller's view. Read: in the own-jobs view the argv is narrowed
+// (NarrowToUser) and checked by a guard with own_user (and no cluster: -M is refused), a refusal
+// answered as the guard's "DENIED <rule>: <reason>" with nothing read; otherwise the inner
+// back-end's. ReadLog without the
+// logs scope, and ReadFabric in the own-jobs view (cgroups and /proc name every job on the host),
+// are refused. EvidenceVersion is nullopt but in the widest view (slurm:read with slurm:logs), so
+// no answer built for a wider view reaches a narrower one through the answer cache, which is
+// keyed by what a call asked (mcp/topics/answer_cache.h). Not owned: inner must outlive it.
+class ScopedBackend : public Backend {
+ public:
+  ScopedBackend(Backend& inner, const CallerView& view);
+
+  std::string Label() const override { return inner_.Label(); }
+  Evidence Read(const std::vector<std::string>& argv) override;
+  Evidence ReadLog(const std::string& daemon, int lines) override;
+  Evidence ReadFabric() override;
+  std::vector<ProgramReads> LastReads() const override { return inner_.LastReads(); }
+  std::optional<std::int64_t> EvidenceVersion() const override;
+
+ private:
+  Evidence Refused(std::vector<std::string> argv, std::string cause) const;
+
+  Backend& inner_;
+  const CallerView view_;
+  const guard::Guard guard_;
+};
+
+}  // namespace slurm_rca::mcp
+
+#endif  // SLURM_RCA_MCP_TOPICS_SCOPED_BACKEND_H_
