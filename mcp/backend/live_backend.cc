@@ -22,7 +22,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using WallClock = std::chrono::system_clock;
 
-constexpr std::chrono::seconds kBudgetWindow{60};
 constexpr std::size_t kMaxCauseLine = 300;
 
 std::string IsoUtc(WallClock::time_point t) { return base::IsoUtc(t); }
@@ -191,7 +190,7 @@ std::uint64_t LiveBackend::reads_started() const {
   return started_;
 }
 
-Evidence LiveBackend::Read(const std::vector<std::string>& argv) {
+Evidence LiveBackend::ReadAs(const std::vector<std::string>& argv, const std::string& principal) {
   const WallClock::time_point asked = WallClock::now();
   guard::Verdict verdict = guard_.Check(argv);
   if (!verdict.ok()) {
@@ -241,7 +240,10 @@ Evidence LiveBackend::Read(const std::vector<std::string>& argv) {
 
   Evidence e;
   try {
-    e = Lead(verdict.approved());
+    // A follower of this flight, whoever asks, gets what the leader got: the same argv reads the
+    // same, and a refusal of the leader's fair share reaches a follower as a refusal too (rare:
+    // it needs the identical argv at the same moment).
+    e = Lead(verdict.approved(), principal);
   } catch (const std::exception& ex) {
     // Only allocation can throw here; the followers must still be released.
     e = NoEvidence(Evidence::Outcome::kFailed, argv, asked,
@@ -265,7 +267,7 @@ Evidence LiveBackend::Read(const std::vector<std::string>& argv) {
   return e;
 }
 
-Evidence LiveBackend::Lead(const guard::Approved& approved) {
+Evidence LiveBackend::Lead(const guard::Approved& approved, const std::string& principal) {
   const std::string& program = approved.program();
   // A program that cannot run spends neither budget nor slot.
   for (const guard::Resolution& r : executor_.resolutions()) {
@@ -277,7 +279,7 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
     }
   }
 
-  base::Result<Clock::time_point> admitted = Admit();
+  base::Result<Clock::time_point> admitted = Admit(principal);
   if (!admitted.ok()) {
     if (options_.metrics) options_.metrics->BudgetRefusal("per_minute");
     return NoEvidence(Evidence::Outcome::kRefused, approved.argv(), WallClock::now(),
@@ -325,27 +327,54 @@ Evidence LiveBackend::Lead(const guard::Approved& approved) {
   return e;
 }
 
-base::Result<Clock::time_point> LiveBackend::Admit() {
+base::Result<Clock::time_point> LiveBackend::Admit(const std::string& principal) {
   const Clock::time_point start = Clock::now();
   if (options_.max_per_minute <= 0) return start;
+  const auto window = options_.budget_window;
+  const std::string per = " in the last " + FormatSeconds(window);
   std::lock_guard<std::mutex> lock(mu_);
-  while (!starts_.empty() && start - starts_.front() >= kBudgetWindow) starts_.pop_front();
-  if (starts_.size() >= static_cast<std::size_t>(options_.max_per_minute)) {
-    auto wait = kBudgetWindow - (start - starts_.front());
-    long long retry = static_cast<long long>(std::ceil(Seconds(wait)));
+  while (!starts_.empty() && start - starts_.front().when >= window) starts_.pop_front();
+  for (auto it = asking_.begin(); it != asking_.end();) {
+    it = start - it->second >= window ? asking_.erase(it) : std::next(it);
+  }
+  if (!principal.empty()) asking_[principal] = start;
+  auto retry_in = [&](Clock::time_point oldest) {
+    const long long retry = static_cast<long long>(std::ceil(Seconds(window - (start - oldest))));
+    return std::to_string(std::max(1LL, retry));
+  };
+  const std::size_t limit = static_cast<std::size_t>(options_.max_per_minute);
+  if (starts_.size() >= limit) {
     return base::Status::Unavailable("rate budget: " + std::to_string(starts_.size()) +
-                                     " reads started in the last 60 s; retry in " +
-                                     std::to_string(std::max(1LL, retry)) +
+                                     " reads started" + per + "; retry in " +
+                                     retry_in(starts_.front().when) +
                                      " s or reuse the last answer");
   }
-  starts_.push_back(start);
+  if (!principal.empty() && asking_.size() > 1) {
+    const std::size_t share = std::max<std::size_t>(1, limit / asking_.size());
+    std::size_t mine = 0;
+    std::optional<Clock::time_point> oldest;
+    for (const Start& s : starts_) {
+      if (s.principal != principal) continue;
+      ++mine;
+      if (!oldest) oldest = s.when;
+    }
+    if (mine >= share) {
+      return base::Status::Unavailable(
+          "rate budget: this caller started " + std::to_string(mine) + " of the " +
+          std::to_string(limit) + " reads allowed" + per + ", its fair share while " +
+          std::to_string(asking_.size()) + " callers read; retry in " + retry_in(*oldest) +
+          " s or reuse the last answer");
+    }
+  }
+  starts_.push_back(Start{start, principal});
   return start;
 }
 
 void LiveBackend::GiveBackStart(Clock::time_point start) {
   if (options_.max_per_minute <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find(starts_.rbegin(), starts_.rend(), start);
+  auto it = std::find_if(starts_.rbegin(), starts_.rend(),
+                         [&](const Start& s) { return s.when == start; });
   if (it != starts_.rend()) starts_.erase(std::next(it).base());
 }
 

@@ -10,7 +10,11 @@
 //   3. Single-flight: a read identical to one already running waits for it and gets its
 //      evidence (marked cached, since it started no process). This holds with the cache off too:
 //      N agents asking for squeue at the same moment cost slurmctld one RPC, not N.
-//   4. The rate budget: at most max_per_minute processes started over a sliding 60 s window.
+//   4. The rate budget: at most max_per_minute processes started over a sliding 60 s window,
+//      shared fairly between principals (ReadAs): while n principals have asked within the
+//      window, one that started max_per_minute / n of them is refused until one of its own
+//      expires, so one caller's fleet cannot take the whole budget from another caller. Reads
+//      of no principal (stdio, a shared token) count in the total only.
 //   5. The concurrency bound: at most max_concurrent processes at once; a read waits for a slot
 //      up to slot_wait (default: the executor timeout), else it is refused as busy and its
 //      budget start is given back.
@@ -68,6 +72,8 @@ struct LiveOptions {
   int max_concurrent = 2;
   // Processes started over any 60 s. 0 disables the budget.
   int max_per_minute = 60;
+  // The budget's window: 60 s, shorter only in tests.
+  std::chrono::milliseconds budget_window{60'000};
   // How long a read waits for a free slot before it is refused as busy. Unset: the executor
   // timeout.
   std::optional<std::chrono::milliseconds> slot_wait;
@@ -94,7 +100,8 @@ class LiveBackend : public Backend {
   ~LiveBackend() override;
 
   std::string Label() const override { return "live"; }
-  Evidence Read(const std::vector<std::string>& argv) override;
+  Evidence Read(const std::vector<std::string>& argv) override { return ReadAs(argv, {}); }
+  Evidence ReadAs(const std::vector<std::string>& argv, const std::string& principal) override;
   // lines <= 0: every whole line within max_log_bytes.
   Evidence ReadLog(const std::string& daemon, int lines) override;
   // Reads the fabric files under options().fabric directly: no process, no cache, no budget.
@@ -114,10 +121,10 @@ class LiveBackend : public Backend {
   };
 
   // Budget, slot, run, label. Called by the one reader that leads a flight, without mu_.
-  Evidence Lead(const guard::Approved& approved);
-  // Takes a budget start and returns its time; unavailable (the message says why and when to
-  // retry) when the per-minute budget is spent.
-  base::Result<std::chrono::steady_clock::time_point> Admit();
+  Evidence Lead(const guard::Approved& approved, const std::string& principal);
+  // Takes a budget start for principal and returns its time; unavailable (the message says why
+  // and when to retry) when the per-minute budget, or the principal's fair share of it, is spent.
+  base::Result<std::chrono::steady_clock::time_point> Admit(const std::string& principal);
   void GiveBackStart(std::chrono::steady_clock::time_point start);
   bool AcquireSlot();
   void ReleaseSlot();
@@ -135,7 +142,14 @@ class LiveBackend : public Backend {
   mutable std::mutex mu_;  // cache_, flights_, starts_, started_, last_reads_
   std::map<std::vector<std::string>, CacheEntry> cache_;
   std::map<std::vector<std::string>, std::shared_ptr<Flight>> flights_;
-  std::deque<std::chrono::steady_clock::time_point> starts_;  // within the last 60 s
+  struct Start {
+    std::chrono::steady_clock::time_point when;
+    std::string principal;
+  };
+  std::deque<Start> starts_;  // within the budget window
+  // Principals that asked for a start within the window (admitted or not), with when they last
+  // asked: the n the budget is shared between.
+  std::map<std::string, std::chrono::steady_clock::time_point> asking_;
   std::uint64_t started_ = 0;
   std::map<std::string, ProgramReads> last_reads_;  // by program, every resolved one
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -265,6 +266,85 @@ TEST_F(LiveBackendTest, RateBudgetRefusesTheReadOverTheLimit) {
   EXPECT_TRUE(again.ok()) << again.cause;
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(Runs(), 3);
+}
+
+// One caller's fleet against another caller's occasional reads, over a 1 s budget window of 10
+// starts: with principals (ReadAs) the budget is shared, without them the fleet takes it all.
+// Returns {fleet's starts, alice's starts, alice's asks}.
+struct Contest {
+  int fleet = 0;
+  int alice = 0;
+  int asks = 0;
+};
+Contest RunContest(const LiveOptions& base, bool principals) {
+  LiveOptions o = base;
+  o.max_per_minute = 10;
+  o.budget_window = milliseconds(1000);
+  o.cache_ttl_seconds = 0;
+  o.max_concurrent = 4;
+  LiveBackend live(o);
+  std::atomic<bool> stop{false};
+  std::atomic<int> fleet{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; !stop; ++i) {
+        const std::string which = "f" + std::to_string(t) + "_" + std::to_string(i);
+        if (live.ReadAs({"sinfo", "-p", which}, principals ? "fleet" : "").ok()) ++fleet;
+        std::this_thread::sleep_for(milliseconds(1));
+      }
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(50));  // the fleet has the budget first
+  Contest c;
+  const auto end = Clock::now() + milliseconds(2500);
+  for (int i = 0; Clock::now() < end; ++i) {
+    ++c.asks;
+    if (live.ReadAs({"squeue", "-p", "a" + std::to_string(i)}, principals ? "alice" : "").ok()) {
+      ++c.alice;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  c.fleet = fleet;
+  return c;
+}
+
+TEST_F(LiveBackendTest, RateBudgetIsSharedFairlyBetweenPrincipals) {
+  const Contest fair = RunContest(Options(), true);
+  const Contest unfair = RunContest(Options(), false);
+  std::cerr << "alice started " << fair.alice << " of " << fair.asks << " asks with principals (fleet "
+            << fair.fleet << "), " << unfair.alice << " of " << unfair.asks << " without (fleet "
+            << unfair.fleet << ")\n";
+  // About 2.5 windows: the fleet alone in the first took all 10; then each principal has 5 a
+  // window, and alice asks 10 times a window, so she starts at least one window's share.
+  EXPECT_GE(fair.alice, 5) << "alice " << fair.alice << " of " << fair.asks << ", fleet " << fair.fleet;
+  EXPECT_GE(fair.fleet, 10);
+  EXPECT_LE(fair.fleet + fair.alice, 40) << "the budget itself still holds";
+  // Without principals the same fleet starves her: she gets fewer than with them.
+  EXPECT_LT(unfair.alice, fair.alice) << "unfair: alice " << unfair.alice << ", fleet " << unfair.fleet;
+}
+
+TEST_F(LiveBackendTest, AFairShareRefusalSaysWhoseShareAndWhenToRetry) {
+  LiveOptions o = Options();
+  o.max_per_minute = 4;
+  o.cache_ttl_seconds = 0;
+  LiveBackend live(o);
+  // Alone, a principal may take the whole budget.
+  ASSERT_TRUE(live.ReadAs({"sinfo", "-p", "a"}, "fleet").ok());
+  ASSERT_TRUE(live.ReadAs({"sinfo", "-p", "b"}, "fleet").ok());
+  // A second principal asks: the fleet's share is now 4 / 2 = 2, which it has used.
+  ASSERT_TRUE(live.ReadAs({"sinfo", "-p", "c"}, "alice").ok());
+  Evidence refused = live.ReadAs({"sinfo", "-p", "d"}, "fleet");
+  EXPECT_EQ(refused.outcome, Outcome::kRefused);
+  EXPECT_EQ(refused.cause.rfind("rate budget: this caller started 2 of the 4 reads allowed in the "
+                                "last 60 s, its fair share while 2 callers read; retry in ", 0),
+            0u)
+      << refused.cause;
+  EXPECT_TRUE(live.ReadAs({"sinfo", "-p", "e"}, "alice").ok()) << "alice's share is not spent";
+  // The principal never reaches the process: the argv is the same as Read's.
+  EXPECT_EQ(Runs(), 4);
 }
 
 TEST_F(LiveBackendTest, RateBudgetZeroDisablesIt) {

@@ -67,6 +67,12 @@ class Backend {
   virtual std::string Label() const = 0;  // "live" or "replay"
   // Runs (or replays) one Slurm or nvidia-smi argv.
   virtual Evidence Read(const std::vector<std::string>& argv) = 0;
+  // Read, on behalf of `principal` (an OAuth caller; empty: the server itself). The live
+  // back-end shares its rate budget fairly between the principals reading; others just Read.
+  virtual Evidence ReadAs(const std::vector<std::string>& argv, const std::string& principal) {
+    (void)principal;
+    return Read(argv);
+  }
   // The last `lines` lines of a configured daemon log (slurmctld, slurmdbd, slurmd), before
   // filtering. argv of the evidence is {"log", daemon}.
   virtual Evidence ReadLog(const std::string& daemon, int lines) = 0;

@@ -66,8 +66,11 @@ std::vector<std::string> NarrowToUser(std::vector<std::string> argv, const std::
   return out;
 }
 
-ScopedBackend::ScopedBackend(Backend& inner, const CallerView& view)
-    : inner_(inner), view_(view), guard_(guard::GuardOptions{.own_user = view.own_user}) {}
+ScopedBackend::ScopedBackend(Backend& inner, const CallerView& view, std::string principal)
+    : inner_(inner),
+      view_(view),
+      principal_(std::move(principal)),
+      guard_(guard::GuardOptions{.own_user = view.own_user}) {}
 
 Evidence ScopedBackend::Refused(std::vector<std::string> argv, std::string cause) const {
   Evidence e;
@@ -80,14 +83,14 @@ Evidence ScopedBackend::Refused(std::vector<std::string> argv, std::string cause
 }
 
 Evidence ScopedBackend::Read(const std::vector<std::string>& argv) {
-  if (!view_.own_user) return inner_.Read(argv);
+  if (!view_.own_user) return inner_.ReadAs(argv, principal_);
   std::vector<std::string> narrowed = NarrowToUser(argv, *view_.own_user);
   // Any refusal stands, the allowlist's too: this guard configures no cluster, so -M is refused
   // here even where the inner back-end's guard would take it (the topics never send -M), and a
   // refusal of the allowlist before the own-jobs rules ran must not reach a guard that skips them.
   guard::Verdict v = guard_.Check(narrowed);
   if (!v.ok()) return Refused(std::move(narrowed), v.denial().ToString());
-  return inner_.Read(narrowed);
+  return inner_.ReadAs(narrowed, principal_);
 }
 
 Evidence ScopedBackend::ReadLog(const std::string& daemon, int lines) {

@@ -58,7 +58,8 @@ std::vector<std::string> NarrowToUser(std::vector<std::string> argv, const std::
 // keyed by what a call asked (mcp/topics/answer_cache.h). Not owned: inner must outlive it.
 class ScopedBackend : public Backend {
  public:
-  ScopedBackend(Backend& inner, const CallerView& view);
+  // Reads are made on behalf of `principal` (Backend::ReadAs: the live back-end's fair budget).
+  ScopedBackend(Backend& inner, const CallerView& view, std::string principal);
 
   std::string Label() const override { return inner_.Label(); }
   Evidence Read(const std::vector<std::string>& argv) override;
@@ -72,6 +73,7 @@ class ScopedBackend : public Backend {
 
   Backend& inner_;
   const CallerView view_;
+  const std::string principal_;
   const guard::Guard guard_;
 };
 

@@ -678,7 +678,7 @@ ToolResult AsCaller(const SurfaceOptions& o, const ToolContext& context,
                                   view.needed_scope + " may call it"));
     return r;
   }
-  ScopedBackend scoped(*o.backend, view);
+  ScopedBackend scoped(*o.backend, view, caller.principal);
   SurfaceOptions as = o;
   as.backend = &scoped;
   if (o.audit) {
