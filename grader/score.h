@@ -5,6 +5,8 @@
 //
 //   {"configuration": "B", "configuration_hash": "9f2c...", "model": "m", "suite_fingerprint":
 //    "sha256:...", "date": "2026-11-30"}
+//   (rca-bench run adds the optional "usage", "cost_usd" and "prices_file", "models_served",
+//   "temperature", "seed" and, for a run stopped at a cap, "stopped": agents/harness.h, Spend)
 //   {"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.8,
 //    "ruled_out": ["slurm.slurmd"], "actions_proposed": ["investigate:db.mysql"],
 //    "time_to_hypothesis_s": 41}
