@@ -240,9 +240,9 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
       << (r.last_date != r.first_date ? ".." + Esc(r.last_date) : "") << "</td></tr>\n";
   }
   o << "</table>\n";
-  o << "<p class=\"note\" id=\"repeats\">Same answer: the share of tasks whose root_cause is the "
-       "same in every run of the configuration (\"unknown\" included; no answer differs from any "
-       "answer). The interval resamples the tasks, each task's credit averaged over the runs, "
+  o << "<p class=\"note\" id=\"repeats\">Same answer: of the tasks some run answered, the share "
+       "whose root_cause is the same in every run of the configuration (\"unknown\" included; no "
+       "answer differs from any answer). The interval resamples the tasks, each task's credit averaged over the runs, "
     << lb.options.bootstrap_resamples << " times with seed " << lb.options.bootstrap_seed
     << " (95% percentile interval). Both need at least " << kMinRepeats
     << " repeats. Tokens per run: input (cached part) / output, from the submissions' headers; "

@@ -9,32 +9,27 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace slurm_rca::grader {
 
 namespace fs = std::filesystem;
 
-double AgreementShare(const std::vector<std::map<std::string, std::string>>& runs,
-                      const std::vector<std::string>& task_ids) {
-  if (task_ids.empty()) return 0;
-  int same = 0;
+Agreement CountAgreement(const std::vector<std::map<std::string, std::string>>& runs,
+                         const std::vector<std::string>& task_ids) {
+  Agreement a;
   for (const std::string& id : task_ids) {
-    std::optional<std::string> first;  // nullopt: not answered
-    bool agree = true;
-    for (size_t k = 0; k < runs.size() && agree; ++k) {
-      auto it = runs[k].find(id);
-      std::optional<std::string> answer =
-          it == runs[k].end() ? std::nullopt : std::optional<std::string>(it->second);
-      if (k == 0) {
-        first = answer;
-      } else {
-        agree = answer == first;
-      }
+    std::set<std::optional<std::string>> answers;  // nullopt: a run that did not answer
+    for (const auto& run : runs) {
+      auto it = run.find(id);
+      answers.insert(it == run.end() ? std::nullopt : std::optional<std::string>(it->second));
     }
-    same += agree;
+    if (answers.size() == 1 && *answers.begin() == std::nullopt) continue;  // nobody answered
+    ++a.answered;
+    a.same += answers.size() == 1;
   }
-  return static_cast<double>(same) / static_cast<double>(task_ids.size());
+  return a;
 }
 
 std::pair<double, double> BootstrapInterval(const std::vector<double>& values, std::uint64_t seed,
@@ -225,7 +220,9 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
         }
         per_task.push_back(sum / row.runs);
       }
-      row.agreement = AgreementShare(a.answers, ids);
+      Agreement agreement = CountAgreement(a.answers, ids);
+      row.agreement = agreement.share();
+      row.agreement_tasks = agreement.answered;
       auto [lo, hi] = BootstrapInterval(per_task, options.bootstrap_seed, options.bootstrap_resamples);
       row.depth_ci_low = lo;
       row.depth_ci_high = hi;
@@ -250,9 +247,10 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
 }
 
 std::string AgreementText(const Row& r) {
-  if (!r.agreement) return "n/a (needs ≥3 repeats)";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3f", *r.agreement);
+  if (r.runs < kMinRepeats) return "n/a (needs ≥3 repeats)";
+  if (!r.agreement) return "n/a (no task answered)";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f of %d tasks", *r.agreement, r.agreement_tasks);
   return b;
 }
 
@@ -328,8 +326,9 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
       << r.configuration_hash << " | " << r.first_date
       << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
   }
-  o << "\nRepeats: \"same answer\" is the share of tasks whose root_cause is the same in every "
-       "run of the configuration (\"unknown\" included; no answer differs from any answer). The "
+  o << "\nRepeats: \"same answer\" is, of the tasks some run answered, the share whose root_cause "
+       "is the same in every run of the configuration (\"unknown\" included; no answer differs "
+       "from any answer). The "
        "interval resamples the tasks (each task's credit averaged over the runs) "
     << lb.options.bootstrap_resamples << " times, seed " << lb.options.bootstrap_seed
     << ", 95% percentile interval. Both need ≥" << kMinRepeats

@@ -5,9 +5,9 @@
 // mixed in.
 //
 // Repeats: with 3 or more runs of a configuration (same configuration, hash and model) a row also
-// gives the share of tasks answered the same in every run (agreement: the same root_cause id in
-// every run, "unknown" included; a run that gave no answer to a task disagrees with one that
-// did) and a 95% percentile bootstrap interval of its depth over tasks: each task's credit is
+// gives the share of tasks answered the same in every run (agreement: over the tasks some run
+// answered, those with the same root_cause id in every run, "unknown" included; a run that gave
+// no answer to a task disagrees with one that did) and a 95% percentile bootstrap interval of its depth over tasks: each task's credit is
 // averaged over the runs, the tasks are resampled with replacement `bootstrap_resamples` times
 // with a seeded generator, and the interval is the 2.5th and 97.5th percentiles of the resampled
 // means. With fewer runs both read "n/a (needs ≥3 repeats)".
@@ -48,7 +48,8 @@ struct Row {
   std::vector<double> harness_bytes_read;         // pooled: tool-result bytes before each answer
   std::optional<double> harness_bytes_median;
   // Repeats (runs >= kMinRepeats), else absent.
-  std::optional<double> agreement;  // share of scored tasks with the same root_cause in every run
+  std::optional<double> agreement;  // share of answered tasks with the same root_cause in every run
+  int agreement_tasks = 0;          // its denominator: scored tasks some run answered
   std::optional<double> depth_ci_low, depth_ci_high;  // bootstrap 95% interval over tasks
   // Spend, means per run; absent (unmeasured) unless every run's header records it.
   std::optional<double> input_tokens_mean, output_tokens_mean, cached_input_tokens_mean;
@@ -62,10 +63,16 @@ struct LeaderboardOptions {
   int bootstrap_resamples = 2000;    // resamples of the tasks
 };
 
-// The share of `task_ids` whose answer is the same in every run; runs[k] maps a task id to the
-// root_cause run k answered (a task absent from runs[k] was not answered). 0 tasks: 0.
-double AgreementShare(const std::vector<std::map<std::string, std::string>>& runs,
-                      const std::vector<std::string>& task_ids);
+// Of `task_ids`, those some run answered, and of them those answered the same in every run;
+// runs[k] maps a task id to the root_cause run k answered (absent: not answered).
+struct Agreement {
+  int same = 0, answered = 0;
+  std::optional<double> share() const {
+    return answered ? std::optional<double>(static_cast<double>(same) / answered) : std::nullopt;
+  }
+};
+Agreement CountAgreement(const std::vector<std::map<std::string, std::string>>& runs,
+                         const std::vector<std::string>& task_ids);
 // The 95% percentile bootstrap interval of the mean of `values` (one per task): `resamples`
 // resamples of values.size() draws with replacement, index = mt19937_64(seed)() % n; the interval
 // is (sorted means)[floor(0.025 R)] .. [ceil(0.975 R) - 1]. Deterministic for a seed. Empty
@@ -95,7 +102,8 @@ struct Leaderboard {
 // exists (time to hypothesis as the harness measured it).
 Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios::Scenario>& suite,
                              const LeaderboardOptions& options = {});
-// "n/a (needs ≥3 repeats)", or the share, "0.833".
+// "n/a (needs ≥3 repeats)", "n/a (no task answered)", or the share and its denominator,
+// "0.833 of 108 tasks".
 std::string AgreementText(const Row& r);
 // "n/a (needs ≥3 repeats)", or "[0.412, 0.498]".
 std::string IntervalText(const Row& r);

@@ -119,11 +119,16 @@ TEST(Agreement, SameRootCauseInEveryRunNoAnswerDiffersFromAnAnswer) {
       {{"t1", "db.mysql"}, {"t2", "unknown"}, {"t3", "db.mysql"}},
       {{"t1", "db.mysql"}, {"t2", "unknown"}, {"t3", "slurm.slurmd"}},
       {{"t1", "db.mysql"}, {"t2", "unknown"}}};
-  // t1 and t2 agree ("unknown" is an answer); t3 differs; t4 was never answered (the same).
-  EXPECT_DOUBLE_EQ(AgreementShare(runs, {"t1", "t2", "t3", "t4"}), 3.0 / 4);
-  runs[2]["t4"] = "unknown";  // answered in one run only
-  EXPECT_DOUBLE_EQ(AgreementShare(runs, {"t1", "t2", "t3", "t4"}), 2.0 / 4);
-  EXPECT_DOUBLE_EQ(AgreementShare(runs, {}), 0);
+  // t1 and t2 agree ("unknown" is an answer); t3 differs; t4, never answered, is not counted.
+  Agreement a = CountAgreement(runs, {"t1", "t2", "t3", "t4"});
+  EXPECT_EQ(a.answered, 3);
+  EXPECT_EQ(a.same, 2);
+  EXPECT_DOUBLE_EQ(*a.share(), 2.0 / 3);
+  runs[2]["t4"] = "unknown";  // answered in one run only: differs
+  a = CountAgreement(runs, {"t1", "t2", "t3", "t4"});
+  EXPECT_EQ(a.answered, 4);
+  EXPECT_DOUBLE_EQ(*a.share(), 2.0 / 4);
+  EXPECT_FALSE(CountAgreement(runs, {"t9"}).share());
 }
 
 // Three hand-made repeats of R, whose answers are known: agreement, the bootstrap interval over
@@ -152,7 +157,7 @@ TEST(Leaderboard, RepeatsGiveAgreementAndABootstrapIntervalTokensAndCost) {
            "\", \"confidence\": 0.9}\n";
   };
   // Every run: scenarios 0 and 1 right. Scenario 2: right, unknown, right (differs). Scenario 3:
-  // answered in run 1 only (differs). Every other runnable scenario: never answered (the same).
+  // answered in run 1 only (differs). Every other runnable scenario: never answered (not counted).
   for (int k = 1; k <= 3; ++k) {
     std::string usage = ", \"usage\": {\"input_tokens\": " + std::to_string(1000 * k) +
                         ", \"output_tokens\": 100, \"cached_input_tokens\": 600, "
@@ -200,7 +205,9 @@ TEST(Leaderboard, RepeatsGiveAgreementAndABootstrapIntervalTokensAndCost) {
   const Row& q = lb.rows[0].configuration == "R" ? lb.rows[1] : lb.rows[0];
   EXPECT_EQ(r.runs, 3);
   ASSERT_TRUE(r.agreement);
-  EXPECT_DOUBLE_EQ(*r.agreement, static_cast<double>(n - 2) / n);
+  EXPECT_DOUBLE_EQ(*r.agreement, 2.0 / 4);
+  EXPECT_EQ(r.agreement_tasks, 4);
+  EXPECT_EQ(AgreementText(r), "0.500 of 4 tasks");
   ASSERT_TRUE(r.depth_ci_low && r.depth_ci_high);
   auto want = BootstrapInterval(per_task, 42, 500);
   EXPECT_EQ(*r.depth_ci_low, want.first);
