@@ -199,7 +199,8 @@ Json Header(const RunOptions& o, const Spend& spend, const std::string& stopped)
 }
 
 // Writes header + answers to `path` through a temporary file and a rename.
-void WriteSubmission(const fs::path& path, const Json& header, const std::vector<std::string>& answers) {
+void WriteSubmission(const fs::path& path, const Json& header,
+                     const std::vector<std::string>& answers) {
   fs::path tmp = path;
   tmp += ".tmp";
   {
@@ -269,7 +270,8 @@ RunSummary RunSuite(const RunOptions& o) {
       }
       session.reset();
       spend.task_runs = 1;
-      spend.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count();
+      spend.wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count();
       if (o.price) spend.cost_usd = Cost(*o.price, spend.usage);
       if (tr) {
         Json fields = spend.UsageJson();
@@ -298,7 +300,8 @@ RunSummary RunSuite(const RunOptions& o) {
     summary.submissions.push_back(sub.string());
   }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.progress) o.progress(done, total, o.config.name + (summary.stopped.empty() ? " finished" : " stopped"));
+  if (o.progress)
+    o.progress(done, total, o.config.name + (summary.stopped.empty() ? " finished" : " stopped"));
   return summary;
 }
 

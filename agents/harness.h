@@ -58,12 +58,12 @@ RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* sess
 // (agents/llm/README.md); a submission's header carries the sum over its task runs ("usage",
 // and "cost_usd" when priced).
 struct Spend {
-  Usage usage;         // every model reply of the task runs, specialists included
+  Usage usage;              // every model reply of the task runs, specialists included
   int64_t model_turns = 0;  // model requests made (a failed one included)
   int64_t tool_calls = 0;   // tool calls the model's replies asked for, finish tools included
   int64_t task_runs = 0;
   double wall_s = 0;
-  std::optional<double> cost_usd;  // only when a price was given
+  std::optional<double> cost_usd;       // only when a price was given
   std::set<std::string> models_served;  // the replies' "model" (what the server says it ran)
   Spend& operator+=(const Spend& o);
   // The header's / transcript's "usage" object.

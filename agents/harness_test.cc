@@ -95,10 +95,11 @@ class RunSpendTest : public ::testing::Test {
     backend_ = std::move(b).value();
     // Each task run: one turn, 1000 prompt tokens of which 800 cached, 50 out, then a submit.
     for (int i = 0; i < 3; ++i) {
-      server_.Enqueue({200, FakeModelServer::OpenAiReply(
-                                "", {{"c1", "submit_diagnosis",
-                                      {{"root_cause", "db.mysql"}, {"confidence", 0.5}}}},
-                                1000, 50, 800)});
+      server_.Enqueue(
+          {200,
+           FakeModelServer::OpenAiReply(
+               "", {{"c1", "submit_diagnosis", {{"root_cause", "db.mysql"}, {"confidence", 0.5}}}},
+               1000, 50, 800)});
     }
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -46,8 +46,9 @@ Result<PriceTable> PriceTable::Parse(const std::string& text, const std::string&
   }
   if (!root.IsMap() || root.size() == 0) {
     return Status::InvalidArgument(
-        where + "expected a mapping of model name to {input, output, cached_input[, cache_write]} "
-                "in USD per million tokens");
+        where +
+        "expected a mapping of model name to {input, output, cached_input[, cache_write]} "
+        "in USD per million tokens");
   }
   const char* const kRequired[] = {"input", "output", "cached_input"};
   for (const auto& entry : root) {

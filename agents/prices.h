@@ -27,9 +27,9 @@ namespace slurm_rca::agents {
 
 // USD per million tokens.
 struct ModelPrice {
-  double input = 0;         // prompt tokens not read from the cache
+  double input = 0;  // prompt tokens not read from the cache
   double output = 0;
-  double cached_input = 0;  // prompt tokens read from the cache
+  double cached_input = 0;            // prompt tokens read from the cache
   std::optional<double> cache_write;  // prompt tokens written to the cache (Anthropic)
 };
 

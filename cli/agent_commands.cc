@@ -337,9 +337,10 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   }
   if (!o.slurm_script.empty()) {
     if (o.max_cost_usd || o.max_tokens_total > 0) {
-      return Fail("--max-cost and --max-tokens-total need one rca-bench process; a --slurm array "
-                  "runs each task apart",
-                  kUsage);
+      return Fail(
+          "--max-cost and --max-tokens-total need one rca-bench process; a --slurm array "
+          "runs each task apart",
+          kUsage);
     }
     return WriteSlurmArray(o, configs, chosen);
   }
@@ -413,7 +414,8 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
             << spent.usage.cached_input_tokens << " cached), " << spent.usage.output_tokens
             << " output tokens over " << spent.model_turns << " model turns and "
             << spent.tool_calls << " tool calls; cost "
-            << (spent.cost_usd ? Fixed(*spent.cost_usd, 4) + " USD" : std::string("unmeasured (no --prices)"))
+            << (spent.cost_usd ? Fixed(*spent.cost_usd, 4) + " USD"
+                               : std::string("unmeasured (no --prices)"))
             << "\n";
   if (!stopped.empty()) {
     for (const std::string& s : submissions) std::cout << "wrote " << s << "\n";

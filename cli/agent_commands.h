@@ -37,7 +37,7 @@ struct RunCommandOptions {
   std::uint64_t seed = 1;            // live: the busy profile's seed
   std::string slurm_prefix;          // live: a built Slurm release (scripts/build-slurm.sh); "": Debian's
   std::string prices;                // price file (agents/prices.h); "": cost unmeasured
-  std::int64_t max_tokens_total = 0; // stop between task runs once reached; 0: no cap
+  std::int64_t max_tokens_total = 0;   // stop between task runs once reached; 0: no cap
   std::optional<double> max_cost_usd;  // the same in USD; needs prices
 };
 // rca-bench run's exit status when it stopped at --max-tokens-total or --max-cost.

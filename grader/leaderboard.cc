@@ -1,7 +1,5 @@
 #include "grader/leaderboard.h"
 
-#include "grader/baselines.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+
+#include "grader/baselines.h"
 
 namespace slurm_rca::grader {
 
@@ -115,8 +115,8 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     }
     const Submission& s = *p.submission;
     if (!s.stopped.empty()) {
-      lb.refused.push_back(f.filename().string() + ": the run stopped before answering every task (" +
-                           s.stopped + ")");
+      lb.refused.push_back(f.filename().string() +
+                           ": the run stopped before answering every task (" + s.stopped + ")");
       continue;
     }
     fs::path tdir = f;
@@ -223,7 +223,8 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       Agreement agreement = CountAgreement(a.answers, ids);
       row.agreement = agreement.share();
       row.agreement_tasks = agreement.answered;
-      auto [lo, hi] = BootstrapInterval(per_task, options.bootstrap_seed, options.bootstrap_resamples);
+      auto [lo, hi] =
+          BootstrapInterval(per_task, options.bootstrap_seed, options.bootstrap_resamples);
       row.depth_ci_low = lo;
       row.depth_ci_high = hi;
     }
@@ -315,15 +316,15 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
       << " | " << (r.depth_post_freeze ? f3(*r.depth_post_freeze) : std::string("-")) << " | "
       << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
       << IntervalText(r) << " | " << AgreementText(r) << " | " << TokensText(r) << " | "
-      << CostText(r) << " | "
-      << (r.depth_mean >= lb.floor_depth ? "+" : "") << f3(r.depth_mean - lb.floor_depth)
-      << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
+      << CostText(r) << " | " << (r.depth_mean >= lb.floor_depth ? "+" : "")
+      << f3(r.depth_mean - lb.floor_depth) << " | "
+      << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
       << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | "
       << (r.harness_time_median_s ? f3(*r.harness_time_median_s) + " s" : "unmeasured") << " | "
-      << (r.harness_bytes_median ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
-                                 : std::string("unmeasured"))
-      << " | " << f3(r.missing_mean) << " | "
-      << r.configuration_hash << " | " << r.first_date
+      << (r.harness_bytes_median
+              ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
+              : std::string("unmeasured"))
+      << " | " << f3(r.missing_mean) << " | " << r.configuration_hash << " | " << r.first_date
       << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
   }
   o << "\nRepeats: \"same answer\" is, of the tasks some run answered, the share whose root_cause "

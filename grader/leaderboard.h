@@ -7,11 +7,12 @@
 // Repeats: with 3 or more runs of a configuration (same configuration, hash and model) a row also
 // gives the share of tasks answered the same in every run (agreement: over the tasks some run
 // answered, those with the same root_cause id in every run, "unknown" included; a run that gave
-// no answer to a task disagrees with one that did) and a 95% percentile bootstrap interval of its depth over tasks: each task's credit is
-// averaged over the runs, the tasks are resampled with replacement `bootstrap_resamples` times
-// with a seeded generator, and the interval is the 2.5th and 97.5th percentiles of the resampled
-// means. With fewer runs both read "n/a (needs ≥3 repeats)".
-// Spend: tokens (and money, when every run's header has a cost from a price file) per run.
+// no answer to a task disagrees with one that did) and a 95% percentile bootstrap interval of its
+// depth over tasks: each task's credit is averaged over the runs, the tasks are resampled with
+// replacement `bootstrap_resamples` times with a seeded generator, and the interval is the 2.5th
+// and 97.5th percentiles of the resampled means. With fewer runs both read "n/a (needs ≥3
+// repeats)". Spend: tokens (and money, when every run's header has a cost from a price file) per
+// run.
 //
 //   Leaderboard lb = BuildLeaderboard("results/", suite.scenarios);
 //   std::cout << LeaderboardMarkdown(lb);

@@ -3,17 +3,16 @@
 #include "grader/leaderboard.h"
 
 #include <gtest/gtest.h>
-
-#include <cstdio>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include "scenarios/validate.h"
-#include "grader/score.h"
 #include <sstream>
+
+#include "grader/score.h"
+#include "scenarios/validate.h"
 
 namespace slurm_rca::grader {
 namespace {
@@ -149,8 +148,10 @@ TEST(Leaderboard, RepeatsGiveAgreementAndABootstrapIntervalTokensAndCost) {
   fs::path dir = fs::temp_directory_path() / ("leaderboard_repeats_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto header = [&](const std::string& config, const std::string& extra) {
-    return "{\"configuration\": \"" + config + "\", \"configuration_hash\": \"h\", \"model\": \"m\", "
-           "\"suite_fingerprint\": \"" + fp + "\", \"date\": \"2026-12-06\"" + extra + "}\n";
+    return "{\"configuration\": \"" + config +
+           "\", \"configuration_hash\": \"h\", \"model\": \"m\", "
+           "\"suite_fingerprint\": \"" +
+           fp + "\", \"date\": \"2026-12-06\"" + extra + "}\n";
   };
   auto answer = [](const sc::Scenario* s, const std::string& cause) {
     return "{\"scenario_id\": \"" + s->TaskId() + "\", \"root_cause\": \"" + cause +
@@ -159,12 +160,14 @@ TEST(Leaderboard, RepeatsGiveAgreementAndABootstrapIntervalTokensAndCost) {
   // Every run: scenarios 0 and 1 right. Scenario 2: right, unknown, right (differs). Scenario 3:
   // answered in run 1 only (differs). Every other runnable scenario: never answered (not counted).
   for (int k = 1; k <= 3; ++k) {
-    std::string usage = ", \"usage\": {\"input_tokens\": " + std::to_string(1000 * k) +
-                        ", \"output_tokens\": 100, \"cached_input_tokens\": 600, "
-                        "\"cache_creation_input_tokens\": 0, \"model_turns\": 4, \"tool_calls\": 3, "
-                        "\"task_runs\": 2, \"wall_s\": 1.5}, \"cost_usd\": " +
-                        std::to_string(k) + ", \"models_served\": [\"m-2026\"], \"temperature\": 0, "
-                        "\"seed\": \"not sent\"";
+    std::string usage =
+        ", \"usage\": {\"input_tokens\": " + std::to_string(1000 * k) +
+        ", \"output_tokens\": 100, \"cached_input_tokens\": 600, "
+        "\"cache_creation_input_tokens\": 0, \"model_turns\": 4, \"tool_calls\": 3, "
+        "\"task_runs\": 2, \"wall_s\": 1.5}, \"cost_usd\": " +
+        std::to_string(k) +
+        ", \"models_served\": [\"m-2026\"], \"temperature\": 0, "
+        "\"seed\": \"not sent\"";
     std::string text = header("R", usage) + answer(runnable[0], runnable[0]->RootCause()) +
                        answer(runnable[1], runnable[1]->RootCause()) +
                        answer(runnable[2], k == 2 ? "unknown" : runnable[2]->RootCause());
@@ -234,8 +237,9 @@ TEST(Leaderboard, RepeatsGiveAgreementAndABootstrapIntervalTokensAndCost) {
                     " | 2000 in (600 cached) / 100 out | $2.00 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| n/a (needs ≥3 repeats) | n/a (needs ≥3 repeats) | unmeasured | unmeasured |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| n/a (needs ≥3 repeats) | n/a (needs ≥3 repeats) | unmeasured | unmeasured |"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("500 times, seed 42, 95% percentile interval"), std::string::npos) << md;
   std::string html = LeaderboardHtml(lb);
@@ -252,18 +256,21 @@ TEST(Leaderboard, BadSpendInTheHeaderIsAProblem) {
       sc::LoadSuite(sc::ScenarioPaths(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios"));
   std::string fp = SuiteFingerprint(suite.scenarios);
   auto parse = [&](const std::string& extra) {
-    return ParseSubmission("{\"configuration\": \"R\", \"configuration_hash\": \"h\", \"model\": "
-                           "\"m\", \"suite_fingerprint\": \"" + fp +
-                               "\", \"date\": \"2026-12-06\"" + extra + "}\n",
-                           "x.jsonl", suite.scenarios);
+    return ParseSubmission(
+        "{\"configuration\": \"R\", \"configuration_hash\": \"h\", \"model\": "
+        "\"m\", \"suite_fingerprint\": \"" +
+            fp + "\", \"date\": \"2026-12-06\"" + extra + "}\n",
+        "x.jsonl", suite.scenarios);
   };
   EXPECT_TRUE(parse(", \"temperature\": \"not sent\", \"seed\": 7").submission);
   auto neg = parse(", \"cost_usd\": -1");
   ASSERT_FALSE(neg.submission);
-  EXPECT_NE(neg.problems[0].message.find("cost_usd must be a non-negative number"), std::string::npos);
+  EXPECT_NE(neg.problems[0].message.find("cost_usd must be a non-negative number"),
+            std::string::npos);
   auto frac = parse(
       ", \"usage\": {\"input_tokens\": 1.5, \"output_tokens\": 1, \"cached_input_tokens\": 0, "
-      "\"cache_creation_input_tokens\": 0, \"model_turns\": 1, \"tool_calls\": 0, \"task_runs\": 1, "
+      "\"cache_creation_input_tokens\": 0, \"model_turns\": 1, \"tool_calls\": 0, \"task_runs\": "
+      "1, "
       "\"wall_s\": 1}");
   ASSERT_FALSE(frac.submission);
   EXPECT_NE(frac.problems[0].message.find("usage.input_tokens must be a non-negative integer"),

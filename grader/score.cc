@@ -169,9 +169,13 @@ class Parser {
     if (h.contains("usage")) {
       const Json& u = h["usage"];
       RunUsage usage;
-      const std::set<std::string> counts = {
-          "input_tokens", "output_tokens", "cached_input_tokens", "cache_creation_input_tokens",
-          "model_turns",  "tool_calls",    "task_runs"};
+      const std::set<std::string> counts = {"input_tokens",
+                                            "output_tokens",
+                                            "cached_input_tokens",
+                                            "cache_creation_input_tokens",
+                                            "model_turns",
+                                            "tool_calls",
+                                            "task_runs"};
       std::set<std::string> keys = counts;
       keys.insert("wall_s");
       if (Keys(u, line, "the header's usage", keys, {})) {

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "grader/transcript_times.h"
 #include "base/diagnostic.h"
+#include "grader/transcript_times.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::grader {
@@ -53,8 +53,8 @@ struct RunUsage {
 struct Submission {
   std::string configuration, configuration_hash, model, suite_fingerprint, date;
   // Optional header keys written by rca-bench run (issue #37); absent in older submissions.
-  std::optional<RunUsage> usage;   // "usage"
-  std::optional<double> cost_usd;  // "cost_usd": only when the run was given a price file
+  std::optional<RunUsage> usage;           // "usage"
+  std::optional<double> cost_usd;          // "cost_usd": only when the run was given a price file
   std::vector<std::string> models_served;  // "models_served": what the server said it ran
   std::string stopped;  // "stopped": the run stopped at a cap; the leaderboard refuses it
   // "agent" (a contestant) or "reference": a model-free agent that audits the benchmark

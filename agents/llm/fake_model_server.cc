@@ -185,9 +185,8 @@ size_t FakeModelServer::pending() const {
 }
 
 std::string FakeModelServer::OpenAiReply(const std::string& text,
-                                         const std::vector<ToolCall>& tool_calls,
-                                         int prompt_tokens, int completion_tokens,
-                                         int cached_tokens) {
+                                         const std::vector<ToolCall>& tool_calls, int prompt_tokens,
+                                         int completion_tokens, int cached_tokens) {
   Json message = {{"role", "assistant"}, {"content", text.empty() ? Json(nullptr) : Json(text)}};
   if (!tool_calls.empty()) message["tool_calls"] = ToolCallsJson(tool_calls, true);
   Json body = {{"id", "chatcmpl-fake"},

@@ -81,9 +81,8 @@ class FakeModelServer {
                                  int prompt_tokens = 10, int completion_tokens = 5,
                                  int cached_tokens = 0);
   static std::string AnthropicReply(const std::string& text,
-                                    const std::vector<ToolCall>& tool_calls,
-                                    int input_tokens = 10, int output_tokens = 5,
-                                    int cache_read_input_tokens = 0,
+                                    const std::vector<ToolCall>& tool_calls, int input_tokens = 10,
+                                    int output_tokens = 5, int cache_read_input_tokens = 0,
                                     int cache_creation_input_tokens = 0);
 
  private:

@@ -125,15 +125,15 @@ TEST_P(HttpBackendTest, CompleteParsesTextToolCallsAndUsage) {
 // server says it ran is kept, and the transcript records all of it per turn and per run.
 TEST_P(HttpBackendTest, CachedTokensAndServedModelAreRecorded) {
   if (openai()) {
-    server_.Enqueue({200, FakeModelServer::OpenAiReply("", {{"c1", "echo", {{"text", "a"}}}},
-                                                       1000, 20, 0)});
-    server_.Enqueue({200, FakeModelServer::OpenAiReply("", {Submit("c2", "db.mysql", 0.5)},
-                                                       1100, 30, 896)});
+    server_.Enqueue(
+        {200, FakeModelServer::OpenAiReply("", {{"c1", "echo", {{"text", "a"}}}}, 1000, 20, 0)});
+    server_.Enqueue(
+        {200, FakeModelServer::OpenAiReply("", {Submit("c2", "db.mysql", 0.5)}, 1100, 30, 896)});
   } else {
     server_.Enqueue({200, FakeModelServer::AnthropicReply("", {{"c1", "echo", {{"text", "a"}}}},
                                                           100, 20, 0, 900)});
-    server_.Enqueue({200, FakeModelServer::AnthropicReply("", {Submit("c2", "db.mysql", 0.5)},
-                                                          200, 30, 900, 0)});
+    server_.Enqueue({200, FakeModelServer::AnthropicReply("", {Submit("c2", "db.mysql", 0.5)}, 200,
+                                                          30, 900, 0)});
   }
   auto b = Make(Config());
   ASSERT_TRUE(b);
@@ -214,10 +214,9 @@ TEST_P(HttpBackendTest, RequestShape) {
     EXPECT_EQ(q.Header("Authorization"), "");
     EXPECT_EQ(q.Header("anthropic-version"), kAnthropicVersion);
     // The stable prefix is marked for prompt caching: the system block and the last tool.
-    EXPECT_EQ(q.json["system"],
-              Json::array({{{"type", "text"},
-                            {"text", "You are terse."},
-                            {"cache_control", {{"type", "ephemeral"}}}}}));
+    EXPECT_EQ(q.json["system"], Json::array({{{"type", "text"},
+                                              {"text", "You are terse."},
+                                              {"cache_control", {{"type", "ephemeral"}}}}}));
     EXPECT_EQ(q.json["tools"][0]["cache_control"], Json({{"type", "ephemeral"}}));
     EXPECT_EQ(q.json["tools"][0]["name"], "echo");
     EXPECT_EQ(q.json["tools"][0]["input_schema"]["required"][0], "text");
