@@ -513,7 +513,8 @@ namespace {
 // Adds a part's spend to the merged header: usage summed field by field, cost_usd summed while
 // every part has one (else dropped: unmeasured), models_served united.
 void MergeSpend(const Json& part, Json* merged) {
-  if (merged->contains("usage") && part.contains("usage") && (*merged)["usage"].is_object()) {
+  if (merged->contains("usage") && part.contains("usage") && (*merged)["usage"].is_object() &&
+      part["usage"].is_object()) {
     for (auto& [k, v] : (*merged)["usage"].items()) {
       const Json& add = part["usage"].value(k, Json());
       if (v.is_number_integer() && add.is_number_integer()) {
@@ -525,7 +526,8 @@ void MergeSpend(const Json& part, Json* merged) {
   } else {
     merged->erase("usage");
   }
-  if (merged->contains("cost_usd") && part.contains("cost_usd") && part["cost_usd"].is_number()) {
+  if (merged->contains("cost_usd") && (*merged)["cost_usd"].is_number() &&
+      part.contains("cost_usd") && part["cost_usd"].is_number()) {
     (*merged)["cost_usd"] = (*merged)["cost_usd"].get<double>() + part["cost_usd"].get<double>();
   } else {
     merged->erase("cost_usd");
