@@ -16,6 +16,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "agents/graph/graph.h"
 #include "agents/llm/backend.h"
 #include "agents/llm/loop.h"
+#include "agents/prices.h"
 #include "mcp/evidence/evidence.h"
 #include "mcp/protocol/client.h"
 
@@ -51,6 +54,29 @@ RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* sess
                         const graph::Graph* graph, const Task& task, Transcript* transcript,
                         int* mcp_calls);
 
+// What task runs spent. A task run's spend is written to its transcript as a `task_usage` event
+// (agents/llm/README.md); a submission's header carries the sum over its task runs ("usage",
+// and "cost_usd" when priced).
+struct Spend {
+  Usage usage;              // every model reply of the task runs, specialists included
+  int64_t model_turns = 0;  // model requests made (a failed one included)
+  int64_t tool_calls = 0;   // tool calls the model's replies asked for, finish tools included
+  int64_t task_runs = 0;
+  double wall_s = 0;
+  std::optional<double> cost_usd;       // only when a price was given
+  std::set<std::string> models_served;  // the replies' "model" (what the server says it ran)
+  Spend& operator+=(const Spend& o);
+  // The header's / transcript's "usage" object.
+  nlohmann::json UsageJson() const;
+};
+
+// Limits on the spend of a whole rca-bench run, checked between task runs (a task run is never
+// cut): once one is reached no further task run starts.
+struct SpendCap {
+  int64_t max_tokens_total = 0;        // input + output tokens; 0: none
+  std::optional<double> max_cost_usd;  // needs RunOptions::price
+};
+
 struct RunOptions {
   AgentConfig config;
   Backend* model = nullptr;       // null for reference agents
@@ -64,6 +90,11 @@ struct RunOptions {
   SessionFactory sessions;
   // Called before each task and once at the end (done == total).
   std::function<void(int done, int total, const std::string& what)> progress;
+  // Money: the model's prices (from the file prices_file names); absent: cost unmeasured.
+  std::optional<ModelPrice> price;
+  std::string prices_file;
+  SpendCap cap;
+  Spend spent_before;  // spent by earlier RunSuite calls of the same rca-bench run (caps count it)
 };
 
 struct RunSummary {
@@ -72,6 +103,10 @@ struct RunSummary {
   int mcp_calls = 0;
   double wall_s = 0;
   std::vector<std::string> errors;       // a task whose session could not start: answered unknown
+  Spend spend;                           // of this call's task runs
+  // Why the run stopped before its last task run ("--max-cost 5 USD reached: 5.0213 USD spent"),
+  // else "". The submission being written when it stopped carries it as its header's "stopped".
+  std::string stopped;
 };
 
 RunSummary RunSuite(const RunOptions& options);

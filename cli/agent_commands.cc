@@ -226,6 +226,7 @@ int WriteSlurmArray(const RunCommandOptions& o, const std::vector<agents::AgentC
   }
   std::string flags;
   for (const std::string& f : ModelFlags(o.model)) flags += " " + ShellQuote(f);
+  if (!o.prices.empty()) flags += " --prices " + ShellQuote(fs::absolute(o.prices).string());
   const std::string& outdir = o.out;  // absolute, checked above
   out << "#!/bin/bash\n"
       << "# rca-bench run as a Slurm job array: one task per configuration x scenario x repeat.\n"
@@ -318,7 +319,31 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   std::optional<std::vector<agents::AgentConfig>> loaded = LoadConfigs(o, suite);
   if (!loaded) return kUsage;
   const std::vector<agents::AgentConfig>& configs = *loaded;
-  if (!o.slurm_script.empty()) return WriteSlurmArray(o, configs, chosen);
+  if (o.max_cost_usd && o.prices.empty()) {
+    return Fail("--max-cost needs --prices FILE: money is never guessed", kUsage);
+  }
+  std::optional<agents::PriceTable> prices;
+  if (!o.prices.empty()) {
+    base::Result<agents::PriceTable> t = agents::PriceTable::Load(o.prices);
+    if (!t.ok()) return Fail(t.status().message(), kUsage);
+    prices = std::move(t).value();
+  }
+  std::optional<agents::ModelPrice> model_price;
+  for (const auto& c : configs) {
+    if (c.kind != "agent" || !prices) continue;
+    base::Result<agents::ModelPrice> p = prices->For(ModelName(o.model, c), o.model.backend.kind);
+    if (!p.ok()) return Fail(p.status().message(), kUsage);
+    model_price = *p;
+  }
+  if (!o.slurm_script.empty()) {
+    if (o.max_cost_usd || o.max_tokens_total > 0) {
+      return Fail(
+          "--max-cost and --max-tokens-total need one rca-bench process; a --slurm array "
+          "runs each task apart",
+          kUsage);
+    }
+    return WriteSlurmArray(o, configs, chosen);
+  }
   std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
   if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
   if (o.mode == "live" && ::geteuid() != 0) {
@@ -348,7 +373,10 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   int all_calls = 0;
   double all_wall = 0;
   std::vector<std::string> submissions;
+  agents::Spend spent;
+  std::string stopped;
   for (const auto& c : configs) {
+    if (!stopped.empty()) break;
     agents::RunOptions ro;
     ro.config = c;
     ro.model = model.get();
@@ -363,7 +391,15 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
       return OpenTaskSession(o, slurm_mcp, by_task, t);
     };
     ro.progress = [&](int done, int, const std::string& what) { progress.Update(base + done, what); };
+    // A reference configuration makes no model call: with prices given its cost is a true 0.
+    if (prices) ro.price = c.kind == "agent" ? model_price : agents::ModelPrice{};
+    ro.prices_file = o.prices;
+    ro.cap.max_tokens_total = o.max_tokens_total;
+    ro.cap.max_cost_usd = o.max_cost_usd;
+    ro.spent_before = spent;
     agents::RunSummary sum = agents::RunSuite(ro);
+    spent += sum.spend;
+    stopped = sum.stopped;
     RenumberRepeats(o, c.name, ro.model_name, sum.submissions);
     base += sum.runs;
     all_calls += sum.mcp_calls;
@@ -371,9 +407,24 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     for (const std::string& e : sum.errors) std::cerr << "rca-bench: no evidence for " << e << "\n";
     submissions.insert(submissions.end(), sum.submissions.begin(), sum.submissions.end());
   }
-  std::cout << "ran " << total << " task run(s) in " << Fixed(all_wall, 1) << " s: " << all_calls
+  std::cout << "ran " << base << " task run(s) in " << Fixed(all_wall, 1) << " s: " << all_calls
             << " MCP calls (" << (all_wall > 0 ? Fixed(all_calls / all_wall, 1) : "-")
             << " per second)\n";
+  std::cout << "spent " << spent.usage.input_tokens << " input tokens ("
+            << spent.usage.cached_input_tokens << " cached), " << spent.usage.output_tokens
+            << " output tokens over " << spent.model_turns << " model turns and "
+            << spent.tool_calls << " tool calls; cost "
+            << (spent.cost_usd ? Fixed(*spent.cost_usd, 4) + " USD"
+                               : std::string("unmeasured (no --prices)"))
+            << "\n";
+  if (!stopped.empty()) {
+    for (const std::string& s : submissions) std::cout << "wrote " << s << "\n";
+    std::cerr << "rca-bench: stopped at cap after " << base << " of " << total
+              << " task runs: " << stopped
+              << "; the submission it was writing says so in its header and the leaderboard "
+                 "refuses it\n";
+    return kStoppedAtCap;
+  }
   if (!o.score) {
     for (const std::string& s : submissions) std::cout << "wrote " << s << "\n";
     return 0;
@@ -457,6 +508,46 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   return r.finished ? 0 : 1;
 }
 
+namespace {
+
+// Adds a part's spend to the merged header: usage summed field by field, cost_usd summed while
+// every part has one (else dropped: unmeasured), models_served united.
+void MergeSpend(const Json& part, Json* merged) {
+  if (merged->contains("usage") && part.contains("usage") && (*merged)["usage"].is_object() &&
+      part["usage"].is_object()) {
+    for (auto& [k, v] : (*merged)["usage"].items()) {
+      const Json& add = part["usage"].value(k, Json());
+      if (v.is_number_integer() && add.is_number_integer()) {
+        v = v.get<int64_t>() + add.get<int64_t>();
+      } else if (v.is_number() && add.is_number()) {
+        v = v.get<double>() + add.get<double>();
+      }
+    }
+  } else {
+    merged->erase("usage");
+  }
+  if (merged->contains("cost_usd") && (*merged)["cost_usd"].is_number() &&
+      part.contains("cost_usd") && part["cost_usd"].is_number()) {
+    (*merged)["cost_usd"] = (*merged)["cost_usd"].get<double>() + part["cost_usd"].get<double>();
+  } else {
+    merged->erase("cost_usd");
+    merged->erase("prices_file");
+  }
+  if (part.contains("models_served") && part["models_served"].is_array() &&
+      merged->contains("models_served") && (*merged)["models_served"].is_array()) {
+    std::set<std::string> served;
+    const Json& mine = (*merged)["models_served"];
+    for (const Json* list : {&mine, &part["models_served"]}) {
+      for (const Json& m : *list) {
+        if (m.is_string()) served.insert(m.get<std::string>());
+      }
+    }
+    (*merged)["models_served"] = served;
+  }
+}
+
+}  // namespace
+
 int CollectCommand(const std::string& parts_dir, const std::string& out,
                    const std::vector<sc::Scenario>& suite) {
   std::error_code ec;
@@ -474,10 +565,20 @@ int CollectCommand(const std::string& parts_dir, const std::string& out,
   for (auto& [stem, files] : by_stem) {
     std::sort(files.begin(), files.end());
     std::string header;
+    Json merged;  // the header with the parts' spend summed (usage, cost_usd, models_served)
     std::set<std::string> seen;
     std::vector<std::string> answers;
     fs::path tdir = fs::path(out) / (stem + ".transcripts");
     fs::create_directories(tdir);
+    // What the parts must agree on: all of the header but the date and what each part spent.
+    auto comparable = [](Json h) {
+      if (h.is_object()) {
+        for (const char* k : {"date", "usage", "cost_usd", "prices_file", "models_served"}) {
+          h.erase(k);
+        }
+      }
+      return h;
+    };
     for (const fs::path& f : files) {
       std::ifstream in(f);
       std::string line;
@@ -486,18 +587,16 @@ int CollectCommand(const std::string& parts_dir, const std::string& out,
         if (line.empty()) continue;
         if (first) {
           Json h = Json::parse(line, nullptr, false);
-          if (h.is_object()) h.erase("date");
           if (header.empty()) {
             header = line;
+            merged = h;
+          } else if (comparable(Json::parse(header, nullptr, false)) != comparable(h)) {
+            std::cerr << "rca-bench: " << f << ": its header differs from the others of " << stem
+                      << "; left out\n";
+            ++problems;
+            break;
           } else {
-            Json h0 = Json::parse(header, nullptr, false);
-            if (h0.is_object()) h0.erase("date");
-            if (h0 != h) {
-              std::cerr << "rca-bench: " << f << ": its header differs from the others of " << stem
-                        << "; left out\n";
-              ++problems;
-              break;
-            }
+            MergeSpend(h, &merged);
           }
           first = false;
           continue;
@@ -520,7 +619,7 @@ int CollectCommand(const std::string& parts_dir, const std::string& out,
       }
     }
     std::ofstream o(fs::path(out) / (stem + ".jsonl"), std::ios::binary | std::ios::trunc);
-    o << header << "\n";
+    o << (merged.is_object() ? merged.dump() : header) << "\n";
     for (const std::string& a : answers) o << a << "\n";
     std::cout << "collected " << stem << ".jsonl: " << answers.size() << " answer(s) from "
               << files.size() << " part(s)\n";

@@ -5,6 +5,7 @@
 #define SLURM_RCA_CLI_AGENT_COMMANDS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,12 @@ struct RunCommandOptions {
   std::string profile = "clean";     // live: the lab's background, clean or busy
   std::uint64_t seed = 1;            // live: the busy profile's seed
   std::string slurm_prefix;          // live: a built Slurm release (scripts/build-slurm.sh); "": Debian's
+  std::string prices;                // price file (agents/prices.h); "": cost unmeasured
+  std::int64_t max_tokens_total = 0;   // stop between task runs once reached; 0: no cap
+  std::optional<double> max_cost_usd;  // the same in USD; needs prices
 };
+// rca-bench run's exit status when it stopped at --max-tokens-total or --max-cost.
+inline constexpr int kStoppedAtCap = 3;
 int RunCommand(const RunCommandOptions& o, const std::vector<scenarios::Scenario>& suite);
 
 struct DiagnoseOptions {

@@ -78,6 +78,21 @@ class AgentCommandGroup : public CommandGroup {
         ->capture_default_str();
     run_cmd->add_option("--lab-dir", run_options.lab_dir, "Live: the lab's directory")
         ->capture_default_str();
+    run_cmd
+        ->add_option("--prices", run_options.prices,
+                     "Price file, USD per million input / output / cached_input (and Anthropic "
+                     "cache_write) tokens per model (agents/README.md); without it cost is "
+                     "unmeasured")
+        ->check(CLI::ExistingFile);
+    run_cmd
+        ->add_option("--max-tokens-total", run_options.max_tokens_total,
+                     "Stop between task runs once this many input+output tokens are spent "
+                     "(exit 3)")
+        ->check(CLI::PositiveNumber);
+    run_cmd
+        ->add_option("--max-cost", run_options.max_cost_usd,
+                     "Stop between task runs once this many USD are spent (needs --prices; exit 3)")
+        ->check(CLI::PositiveNumber);
     AddProfile(run_cmd, &run_options.profile, &run_options.seed);
     // --slurm is taken here (the array script), so the lab's release is --lab-slurm.
     run_cmd

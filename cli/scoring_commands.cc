@@ -51,6 +51,15 @@ class ScoringCommands : public CommandGroup {
     leaderboard->add_option("--html", html_path,
                             "Where to write the HTML page (default: RESULTS_DIR/leaderboard.html)");
     leaderboard->add_flag("--no-html", no_html, "Print the Markdown only");
+    leaderboard
+        ->add_option("--bootstrap-seed", lb_options.bootstrap_seed,
+                     "Seed of the bootstrap interval over tasks (stated in the output)")
+        ->capture_default_str();
+    leaderboard
+        ->add_option("--bootstrap-resamples", lb_options.bootstrap_resamples,
+                     "Resamples of the bootstrap interval over tasks")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000000));
     fingerprint =
         app.add_subcommand("fingerprint", "The suite fingerprint a submission's header must carry");
   }
@@ -73,7 +82,7 @@ class ScoringCommands : public CommandGroup {
         return 0;
       }
       if (*leaderboard) {
-        auto lb = slurm_rca::grader::BuildLeaderboard(results_dir, suite.scenarios);
+        auto lb = slurm_rca::grader::BuildLeaderboard(results_dir, suite.scenarios, lb_options);
         std::cout << slurm_rca::grader::LeaderboardMarkdown(lb);
         if (!no_html) {
           if (html_path.empty()) html_path = results_dir + "/leaderboard.html";
@@ -150,6 +159,7 @@ class ScoringCommands : public CommandGroup {
   std::string transcripts_dir;
   std::string results_dir, html_path;
   bool no_html = false;
+  slurm_rca::grader::LeaderboardOptions lb_options;
   CLI::App* leaderboard = nullptr;
   CLI::App* fingerprint = nullptr;
 };

@@ -211,18 +211,23 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
     << Esc(lb.floor_name) << ", an answer that reads nothing): every number below is read against "
     << "it.</p>\n";
   o << "<table id=\"rows\">\n<tr><th>configuration</th><th>model</th><th>runs</th><th>RCA depth "
-       "(mean ± SE)</th><th>margin over the floor</th><th>Brier (exact)</th><th>ECE</th><th>time "
-       "to hyp. (median, harness)</th><th>read to hyp. (median bytes)</th><th>missing (mean)</th><th>hash</th><th>suite</th>"
+       "(mean ± SE)</th><th>depth, bootstrap 95% CI over tasks</th><th>same answer in every "
+       "repeat</th><th>tokens per run</th><th>cost per run</th><th>margin over the "
+       "floor</th><th>Brier (exact)</th><th>ECE</th><th>time "
+       "to hyp. (median, harness)</th><th>read to hyp. (median bytes)</th><th>missing "
+       "(mean)</th><th>hash</th><th>suite</th>"
        "<th>dates</th></tr>\n";
   for (const Row& r : lb.rows) {
     o << "<tr" << (r.kind == "reference" ? " class=\"reference\"" : "") << "><td>"
       << Esc(r.configuration) << (r.kind == "reference" ? " (reference audit)" : "") << "</td><td>"
       << Esc(r.model) << "</td><td class=\"n\">" << r.runs << "</td><td class=\"n\">"
       << F(r.depth_mean) << (r.runs > 1 ? " ± " + F(r.depth_se) : "") << "</td><td class=\"n\">"
-      << (r.depth_mean >= lb.floor_depth ? "+" : "") << F(r.depth_mean - lb.floor_depth)
-      << "</td><td class=\"n\">" << (r.calibrated_runs ? F(r.brier_exact_mean) : "-")
-      << "</td><td class=\"n\">" << (r.calibrated_runs ? F(r.ece_mean) : "-")
-      << "</td><td class=\"n\">"
+      << Esc(IntervalText(r)) << "</td><td class=\"n\">" << Esc(AgreementText(r))
+      << "</td><td class=\"n\">" << Esc(TokensText(r)) << "</td><td class=\"n\">"
+      << Esc(CostText(r)) << "</td><td class=\"n\">" << (r.depth_mean >= lb.floor_depth ? "+" : "")
+      << F(r.depth_mean - lb.floor_depth) << "</td><td class=\"n\">"
+      << (r.calibrated_runs ? F(r.brier_exact_mean) : "-") << "</td><td class=\"n\">"
+      << (r.calibrated_runs ? F(r.ece_mean) : "-") << "</td><td class=\"n\">"
       << (r.harness_time_median_s
               ? F(*r.harness_time_median_s, *r.harness_time_median_s < 1 ? 3 : 1) + " s"
               : "unmeasured")
@@ -236,6 +241,14 @@ std::string LeaderboardHtml(const Leaderboard& lb) {
       << (r.last_date != r.first_date ? ".." + Esc(r.last_date) : "") << "</td></tr>\n";
   }
   o << "</table>\n";
+  o << "<p class=\"note\" id=\"repeats\">Same answer: of the tasks some run answered, the share "
+       "whose root_cause is the same in every run of the configuration (\"unknown\" included; no "
+       "answer differs from any answer). The interval resamples the tasks, each task's credit "
+       "averaged over the runs, "
+    << lb.options.bootstrap_resamples << " times with seed " << lb.options.bootstrap_seed
+    << " (95% percentile interval). Both need at least " << kMinRepeats
+    << " repeats. Tokens per run: input (cached part) / output, from the submissions' headers; "
+       "cost only for runs given a price file.</p>\n";
   if (lb.rows.empty()) o << "<p>No submission could be scored.</p>\n";
   o << "<h2>RCA depth against the floor</h2>\n" << DepthChart(lb);
   o << "<h2>Reliability</h2>\n<p class=\"note\">Brier and ECE are read beside depth, never alone: "

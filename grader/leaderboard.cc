@@ -1,21 +1,61 @@
 #include "grader/leaderboard.h"
 
-#include "grader/baselines.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
+#include <set>
 #include <sstream>
+
+#include "grader/baselines.h"
 
 namespace slurm_rca::grader {
 
 namespace fs = std::filesystem;
 
-Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios::Scenario>& suite) {
+Agreement CountAgreement(const std::vector<std::map<std::string, std::string>>& runs,
+                         const std::vector<std::string>& task_ids) {
+  Agreement a;
+  for (const std::string& id : task_ids) {
+    std::set<std::optional<std::string>> answers;  // nullopt: a run that did not answer
+    for (const auto& run : runs) {
+      auto it = run.find(id);
+      answers.insert(it == run.end() ? std::nullopt : std::optional<std::string>(it->second));
+    }
+    if (answers.size() == 1 && *answers.begin() == std::nullopt) continue;  // nobody answered
+    ++a.answered;
+    a.same += answers.size() == 1;
+  }
+  return a;
+}
+
+std::pair<double, double> BootstrapInterval(const std::vector<double>& values, std::uint64_t seed,
+                                            int resamples) {
+  if (values.empty() || resamples < 1) return {0, 0};
+  std::mt19937_64 rng(seed);
+  const size_t n = values.size();
+  std::vector<double> means;
+  means.reserve(resamples);
+  for (int b = 0; b < resamples; ++b) {
+    double sum = 0;
+    // rng() % n, not uniform_int_distribution: the standard fixes mt19937_64's output but not the
+    // distribution's, and the interval must be the same on every library for a seed.
+    for (size_t i = 0; i < n; ++i) sum += values[rng() % n];
+    means.push_back(sum / static_cast<double>(n));
+  }
+  std::sort(means.begin(), means.end());
+  const size_t lo = static_cast<size_t>(std::floor(0.025 * resamples));
+  const size_t hi = static_cast<size_t>(std::ceil(0.975 * resamples)) - 1;
+  return {means[lo], means[std::min(hi, means.size() - 1)]};
+}
+
+Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios::Scenario>& suite,
+                             const LeaderboardOptions& options) {
   Leaderboard lb;
+  lb.options = options;
   lb.fingerprint = SuiteFingerprint(suite);
   std::vector<fs::path> files;
   std::error_code ec;
@@ -32,6 +72,10 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     std::map<std::string, double> family_sum, split_sum, difficulty_sum;
     double post_freeze_sum = 0;
     int post_freeze_runs = 0;
+    std::vector<std::map<std::string, double>> credit;        // per run: scenario id -> credit
+    std::vector<std::map<std::string, std::string>> answers;  // per run: scenario id -> root_cause
+    int spend_runs = 0, cost_runs = 0;
+    double input_tokens = 0, output_tokens = 0, cached_input_tokens = 0, cost_usd = 0;
   };
   for (const scenarios::Scenario& s : suite) {
     if (s.status == "runnable" &&
@@ -70,6 +114,11 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       continue;
     }
     const Submission& s = *p.submission;
+    if (!s.stopped.empty()) {
+      lb.refused.push_back(f.filename().string() +
+                           ": the run stopped before answering every task (" + s.stopped + ")");
+      continue;
+    }
     fs::path tdir = f;
     tdir.replace_extension(".transcripts");
     HarnessTimes times = ReadTranscripts(tdir.string(), suite);
@@ -106,6 +155,20 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     a.row.first_date = std::min(a.row.first_date, s.date);
     a.row.last_date = std::max(a.row.last_date, s.date);
     a.depths.push_back(r.depth);
+    a.credit.push_back(r.credit);
+    std::map<std::string, std::string> answered;
+    for (const Answer& ans : s.answers) answered[ans.scenario_id] = ans.root_cause;
+    a.answers.push_back(std::move(answered));
+    if (s.usage) {
+      ++a.spend_runs;
+      a.input_tokens += static_cast<double>(s.usage->input_tokens);
+      a.output_tokens += static_cast<double>(s.usage->output_tokens);
+      a.cached_input_tokens += static_cast<double>(s.usage->cached_input_tokens);
+    }
+    if (s.cost_usd) {
+      ++a.cost_runs;
+      a.cost_usd += *s.cost_usd;
+    }
     a.missing += r.missing;
     if (r.brier_exact) {
       a.brier += *r.brier_exact;
@@ -144,6 +207,33 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     if (a.post_freeze_runs > 0) row.depth_post_freeze = a.post_freeze_sum / a.post_freeze_runs;
     if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
     if (!row.harness_bytes_read.empty()) row.harness_bytes_median = Median(row.harness_bytes_read);
+    if (row.runs >= kMinRepeats) {
+      // The scored tasks are the keys of every run's credit (the same suite for all).
+      std::vector<std::string> ids;
+      std::vector<double> per_task;
+      for (const auto& [id, unused] : a.credit.front()) {
+        ids.push_back(id);
+        double sum = 0;
+        for (const auto& run : a.credit) {
+          auto it = run.find(id);
+          sum += it == run.end() ? 0 : it->second;
+        }
+        per_task.push_back(sum / row.runs);
+      }
+      Agreement agreement = CountAgreement(a.answers, ids);
+      row.agreement = agreement.share();
+      row.agreement_tasks = agreement.answered;
+      auto [lo, hi] =
+          BootstrapInterval(per_task, options.bootstrap_seed, options.bootstrap_resamples);
+      row.depth_ci_low = lo;
+      row.depth_ci_high = hi;
+    }
+    if (a.spend_runs == row.runs) {
+      row.input_tokens_mean = a.input_tokens / row.runs;
+      row.output_tokens_mean = a.output_tokens / row.runs;
+      row.cached_input_tokens_mean = a.cached_input_tokens / row.runs;
+    }
+    if (a.cost_runs == row.runs) row.cost_usd_mean = a.cost_usd / row.runs;
     lb.rows.push_back(row);
   }
   auto rank = [&](const Row& r) {
@@ -155,6 +245,35 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     return rank(x) != rank(y) ? rank(x) > rank(y) : x.configuration < y.configuration;
   });
   return lb;
+}
+
+std::string AgreementText(const Row& r) {
+  if (r.runs < kMinRepeats) return "n/a (needs ≥3 repeats)";
+  if (!r.agreement) return "n/a (no task answered)";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f of %d tasks", *r.agreement, r.agreement_tasks);
+  return b;
+}
+
+std::string IntervalText(const Row& r) {
+  if (!r.depth_ci_low || !r.depth_ci_high) return "n/a (needs ≥3 repeats)";
+  char b[64];
+  std::snprintf(b, sizeof b, "[%.3f, %.3f]", *r.depth_ci_low, *r.depth_ci_high);
+  return b;
+}
+
+std::string TokensText(const Row& r) {
+  if (!r.input_tokens_mean || !r.output_tokens_mean) return "unmeasured";
+  auto whole = [](double v) { return std::to_string(static_cast<std::int64_t>(std::llround(v))); };
+  return whole(*r.input_tokens_mean) + " in (" + whole(*r.cached_input_tokens_mean) +
+         " cached) / " + whole(*r.output_tokens_mean) + " out";
+}
+
+std::string CostText(const Row& r) {
+  if (!r.cost_usd_mean) return "unmeasured";
+  char b[32];
+  std::snprintf(b, sizeof b, "$%.2f", *r.cost_usd_mean);
+  return b;
 }
 
 std::string LeaderboardMarkdown(const Leaderboard& lb) {
@@ -187,24 +306,35 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
     return it == r.depth_by_split.end() ? std::string("-") : f3(it->second);
   };
   o << "| configuration | model | runs | test | dev | post-freeze | RCA depth, all (mean ± SE) | "
-       "margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | read to "
-       "hyp. (median bytes) | missing answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "depth, bootstrap 95% CI over tasks | same answer in every repeat | tokens per run | cost "
+       "per run | margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | "
+       "read to hyp. (median bytes) | missing answers (mean) | hash | dates |\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
     o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | "
       << r.model << " | " << r.runs << " | " << split(r, "test") << " | " << split(r, "dev")
       << " | " << (r.depth_post_freeze ? f3(*r.depth_post_freeze) : std::string("-")) << " | "
       << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
-      << (r.depth_mean >= lb.floor_depth ? "+" : "") << f3(r.depth_mean - lb.floor_depth)
-      << " | " << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
+      << IntervalText(r) << " | " << AgreementText(r) << " | " << TokensText(r) << " | "
+      << CostText(r) << " | " << (r.depth_mean >= lb.floor_depth ? "+" : "")
+      << f3(r.depth_mean - lb.floor_depth) << " | "
+      << (r.calibrated_runs ? f3(r.brier_exact_mean) : "-") << " | "
       << (r.calibrated_runs ? f3(r.ece_mean) : "-") << " | "
       << (r.harness_time_median_s ? f3(*r.harness_time_median_s) + " s" : "unmeasured") << " | "
-      << (r.harness_bytes_median ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
-                                 : std::string("unmeasured"))
-      << " | " << f3(r.missing_mean) << " | "
-      << r.configuration_hash << " | " << r.first_date
+      << (r.harness_bytes_median
+              ? std::to_string(static_cast<std::uint64_t>(*r.harness_bytes_median))
+              : std::string("unmeasured"))
+      << " | " << f3(r.missing_mean) << " | " << r.configuration_hash << " | " << r.first_date
       << (r.last_date != r.first_date ? ".." + r.last_date : "") << " |\n";
   }
+  o << "\nRepeats: \"same answer\" is, of the tasks some run answered, the share whose root_cause "
+       "is the same in every run of the configuration (\"unknown\" included; no answer differs "
+       "from any answer). The "
+       "interval resamples the tasks (each task's credit averaged over the runs) "
+    << lb.options.bootstrap_resamples << " times, seed " << lb.options.bootstrap_seed
+    << ", 95% percentile interval. Both need ≥" << kMinRepeats
+    << " repeats. Tokens per run: input (cached part in parentheses) / output, from the "
+       "submissions' headers; cost only where rca-bench run was given --prices.\n";
   for (const Row& r : lb.rows) {
     if (r.kind == "reference") {
       o << "\nReference audits need no model: folk (blames what the logs or the ticket name), "

@@ -138,9 +138,11 @@ class Parser {
   void Header(const Json& h, int line, Submission* s) {
     if (!Keys(h, line, "the header",
               {"configuration", "configuration_hash", "model", "suite_fingerprint", "date"},
-              {"kind"})) {
+              {"kind", "usage", "cost_usd", "prices_file", "models_served", "temperature", "seed",
+               "stopped"})) {
       return;
     }
+    RunExtras(h, line, s);
     if (h.contains("kind")) {
       auto kind = Str(h, "kind", line);
       if (kind && *kind != "agent" && *kind != "reference") {
@@ -160,6 +162,62 @@ class Parser {
       Add(line, "suite_fingerprint " + s->suite_fingerprint + " is not this suite's (" + want +
                     "): the answers were made against another suite");
     }
+  }
+
+  // The header's optional record of what the run spent and sent (rca-bench run, issue #37).
+  void RunExtras(const Json& h, int line, Submission* s) {
+    if (h.contains("usage")) {
+      const Json& u = h["usage"];
+      RunUsage usage;
+      const std::set<std::string> counts = {"input_tokens",
+                                            "output_tokens",
+                                            "cached_input_tokens",
+                                            "cache_creation_input_tokens",
+                                            "model_turns",
+                                            "tool_calls",
+                                            "task_runs"};
+      std::set<std::string> keys = counts;
+      keys.insert("wall_s");
+      if (Keys(u, line, "the header's usage", keys, {})) {
+        bool ok = true;
+        for (const auto& [k, v] : u.items()) {
+          if (!v.is_number() || v.get<double>() < 0 ||
+              (counts.count(k) && !v.is_number_integer())) {
+            Add(line, "usage." + k + " must be a non-negative " +
+                          (counts.count(k) ? "integer" : "number") + ", got " + v.dump());
+            ok = false;
+          }
+        }
+        if (ok) {
+          usage.input_tokens = u["input_tokens"];
+          usage.output_tokens = u["output_tokens"];
+          usage.cached_input_tokens = u["cached_input_tokens"];
+          usage.cache_creation_input_tokens = u["cache_creation_input_tokens"];
+          usage.model_turns = u["model_turns"];
+          usage.tool_calls = u["tool_calls"];
+          usage.task_runs = u["task_runs"];
+          usage.wall_s = u["wall_s"];
+          s->usage = usage;
+        }
+      }
+    }
+    if (h.contains("cost_usd")) {
+      if (!h["cost_usd"].is_number() || h["cost_usd"].get<double>() < 0) {
+        Add(line, "cost_usd must be a non-negative number, got " + h["cost_usd"].dump());
+      } else {
+        s->cost_usd = h["cost_usd"].get<double>();
+      }
+    }
+    if (h.contains("prices_file")) Str(h, "prices_file", line);
+    if (h.contains("models_served")) {
+      if (auto v = Strings(h, "models_served", line)) s->models_served = *v;
+    }
+    for (const char* key : {"temperature", "seed"}) {
+      if (h.contains(key) && !h[key].is_number() && h[key] != "not sent") {
+        Add(line, std::string(key) + " must be a number or \"not sent\", got " + h[key].dump());
+      }
+    }
+    if (h.contains("stopped")) s->stopped = Str(h, "stopped", line).value_or("");
   }
 
   void Answer(const Json& a, int line, Submission* s) {

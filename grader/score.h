@@ -5,6 +5,8 @@
 //
 //   {"configuration": "B", "configuration_hash": "9f2c...", "model": "m", "suite_fingerprint":
 //    "sha256:...", "date": "2026-11-30"}
+//   (rca-bench run adds the optional "usage", "cost_usd" and "prices_file", "models_served",
+//   "temperature", "seed" and, for a run stopped at a cap, "stopped": agents/harness.h, Spend)
 //   {"scenario_id": "T-8018cbddf2", "root_cause": "db.mysql", "confidence": 0.8,
 //    "ruled_out": ["slurm.slurmd"], "actions_proposed": ["investigate:db.mysql"],
 //    "time_to_hypothesis_s": 41}
@@ -15,14 +17,15 @@
 #ifndef SLURM_RCA_GRADER_SCORE_H_
 #define SLURM_RCA_GRADER_SCORE_H_
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "grader/transcript_times.h"
 #include "base/diagnostic.h"
+#include "grader/transcript_times.h"
 #include "scenarios/scenario.h"
 
 namespace slurm_rca::grader {
@@ -37,8 +40,23 @@ struct Answer {
   int line = 0;
 };
 
+// What a run spent, as rca-bench run writes it in the header's "usage" (summed over the
+// submission's task runs, specialists included). Tokens as agents::Usage counts them:
+// input_tokens includes the cached ones.
+struct RunUsage {
+  int64_t input_tokens = 0, output_tokens = 0, cached_input_tokens = 0,
+          cache_creation_input_tokens = 0;
+  int64_t model_turns = 0, tool_calls = 0, task_runs = 0;
+  double wall_s = 0;
+};
+
 struct Submission {
   std::string configuration, configuration_hash, model, suite_fingerprint, date;
+  // Optional header keys written by rca-bench run (issue #37); absent in older submissions.
+  std::optional<RunUsage> usage;           // "usage"
+  std::optional<double> cost_usd;          // "cost_usd": only when the run was given a price file
+  std::vector<std::string> models_served;  // "models_served": what the server said it ran
+  std::string stopped;  // "stopped": the run stopped at a cap; the leaderboard refuses it
   // "agent" (a contestant) or "reference": a model-free agent that audits the benchmark
   // (folk, graphwalk, ticketonly); shown on the leaderboard as such, never ranked with agents.
   std::string kind = "agent";

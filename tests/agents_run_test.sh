@@ -117,7 +117,38 @@ fi
 "$rca" leaderboard "$tmp/ref" > "$tmp/lb" 2>/dev/null || fail "leaderboard of the reference runs"
 grep -q '^| graphwalk (reference audit) |' "$tmp/lb" || fail "leaderboard lacks graphwalk"
 
-# --- --slurm: a job-array script, two of its tasks run by hand, collect
+# --- spend (#37): tokens in the header, cost from a price file, caps that stop between task runs
+printf 'scripted: {input: 2, output: 8, cached_input: 0.5}\n' > "$tmp/prices.yaml"
+out=$("$rca" run --config B --backend scripted --script "$script" --scenarios S01,S06 \
+  --prices "$tmp/prices.yaml" --no-score --out "$tmp/spend" 2>&1) || fail "run --prices exited $?: $out"
+head -1 "$tmp/spend/B-scripted-r1.jsonl" | grep -q '"cost_usd":[0-9.e-]*,.*"usage":{"cache_creation_input_tokens":0,' ||
+  fail "no cost or usage in the header: $(head -1 "$tmp/spend/B-scripted-r1.jsonl")"
+grep -q '"event":"task_usage"' "$tmp/spend/B-scripted-r1.transcripts/"*.jsonl || fail "no task_usage event"
+grep -q 'cost [0-9.]* USD' <<< "$out" || fail "run does not print its cost: $out"
+"$rca" leaderboard "$tmp/spend" --no-html > "$tmp/lb-spend" 2>&1
+grep -q '| n/a (needs ≥3 repeats) | n/a (needs ≥3 repeats) | [0-9]* in ([0-9]* cached) / [0-9]* out | \$[0-9.]* |' \
+  "$tmp/lb-spend" || fail "leaderboard lacks tokens and cost: $(cat "$tmp/lb-spend")"
+printf 'gpt-4o: {input: 2, output: 8, cached_input: 0.5}\n' > "$tmp/other.yaml"
+"$rca" run --config B --backend scripted --script "$script" --scenarios S01 --prices "$tmp/other.yaml" \
+  --out "$tmp/x" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q "model 'scripted' has no prices in the price file $tmp/other.yaml" "$tmp/err" ||
+  fail "a model absent from the price file: rc $rc $(cat "$tmp/err")"
+printf 'scripted: {input: -1, output: 8, cached_input: 0.5}\n' > "$tmp/neg.yaml"
+"$rca" run --config B --backend scripted --script "$script" --scenarios S01 --prices "$tmp/neg.yaml" \
+  --out "$tmp/x" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q "model 'scripted': input must be a non-negative number" "$tmp/err" ||
+  fail "a negative price: rc $rc $(cat "$tmp/err")"
+"$rca" run --config B --backend scripted --script "$script" --scenarios S01 --max-cost 1 \
+  --out "$tmp/x" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q -- '--max-cost needs --prices' "$tmp/err" || fail "--max-cost without --prices: rc $rc"
+"$rca" run --config B --backend scripted --script "$script" --scenarios S01,S06 --max-tokens-total 1 \
+  --out "$tmp/cap" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 3 ]] && grep -q 'stopped at cap after 1 of 2 task runs: --max-tokens-total 1 reached' "$tmp/err" ||
+  fail "--max-tokens-total: rc $rc $(cat "$tmp/err")"
+head -1 "$tmp/cap/B-scripted-r1.jsonl" | grep -q '"stopped":"--max-tokens-total 1 reached' ||
+  fail "the capped submission does not say it stopped"
+
+# --- --slurm: a job-array script, three of its tasks run by hand, collect
 "$rca" run --config graphwalk --scenarios S01,S06 --repeats 2 --slurm "$tmp/array.sh" --out "$tmp/arr" \
   > /dev/null || fail "--slurm exited $?"
 grep -q '^#SBATCH --array=0-3$' "$tmp/array.sh" || fail "the array does not have 4 tasks"
@@ -128,11 +159,14 @@ grep -q '^#SBATCH --array=0-3$' "$tmp/array.sh" || fail "the array does not have
 [[ $rc -eq 2 ]] && grep -q 'needs an absolute --out' "$tmp/err" && [[ ! -e "$tmp/rel.sh" ]] ||
   fail "--slurm with a relative --out: rc $rc $(cat "$tmp/err")"
 bash -n "$tmp/array.sh" || fail "the array script is not valid bash"
-for i in 0 3; do
+for i in 0 2 3; do
   SLURM_ARRAY_TASK_ID=$i bash "$tmp/array.sh" > /dev/null 2>&1 || fail "array task $i failed"
 done
 "$rca" collect "$tmp/arr/parts" --out "$tmp/arr" > "$tmp/collect" || fail "collect exited $?"
-[[ $(grep -c scenario_id "$tmp/arr/graphwalk-none-r1.jsonl") -eq 1 ]] || fail "r1 should hold task 0's answer"
+[[ $(grep -c scenario_id "$tmp/arr/graphwalk-none-r1.jsonl") -eq 2 ]] || fail "r1 should hold tasks 0 and 2's answers"
+# The parts' spend is summed into the merged header, not a reason to leave a part out.
+head -1 "$tmp/arr/graphwalk-none-r1.jsonl" | grep -q '"task_runs":2' ||
+  fail "collect did not sum the parts' usage: $(head -1 "$tmp/arr/graphwalk-none-r1.jsonl")"
 [[ $(grep -c scenario_id "$tmp/arr/graphwalk-none-r2.jsonl") -eq 1 ]] || fail "r2 should hold task 3's answer"
 ls "$tmp/arr/graphwalk-none-r2.transcripts/"*.jsonl > /dev/null || fail "collect lost the transcripts"
 

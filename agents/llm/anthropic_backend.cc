@@ -53,13 +53,21 @@ Json AnthropicRequest(const BackendConfig& config, const std::vector<Message>& c
                {"max_tokens", config.max_tokens},
                {"temperature", config.temperature},
                {"messages", messages}};
-  if (!system.empty()) body["system"] = system;
+  // The stable prefix (tools, then system: the API's cache order) is marked for prompt caching
+  // with a breakpoint at the end of each, so that every turn after the first reads it from the
+  // cache (usage.cache_read_input_tokens) instead of paying for it again.
+  const Json ephemeral = {{"type", "ephemeral"}};
+  if (!system.empty()) {
+    body["system"] =
+        Json::array({{{"type", "text"}, {"text", system}, {"cache_control", ephemeral}}});
+  }
   if (!tools.empty()) {
     Json t = Json::array();
     for (const ToolSpec& s : tools) {
       Json schema = s.input_schema.is_null() ? Json{{"type", "object"}} : s.input_schema;
       t.push_back({{"name", s.name}, {"description", s.description}, {"input_schema", schema}});
     }
+    t.back()["cache_control"] = ephemeral;
     body["tools"] = t;
   }
   return body;
@@ -104,6 +112,11 @@ Result<Reply> ParseAnthropicReply(const std::string& body) {
   }
   if (j.contains("stop_reason") && j["stop_reason"].is_string()) r.stop_reason = j["stop_reason"];
   ReadUsage(j, "input_tokens", "output_tokens", &r.usage);
+  // Anthropic's input_tokens leaves out the cached part; Usage::input_tokens counts all of it.
+  r.usage.cached_input_tokens = UsageNumber(j, {"cache_read_input_tokens"});
+  r.usage.cache_creation_input_tokens = UsageNumber(j, {"cache_creation_input_tokens"});
+  r.usage.input_tokens += r.usage.cached_input_tokens + r.usage.cache_creation_input_tokens;
+  ReadModel(j, &r);
   return r;
 }
 

@@ -16,7 +16,8 @@
 //              $api_key_env (default OPENAI_API_KEY), sent as "Authorization: Bearer …"; a local
 //              server (http://127.0.0.1, http://localhost) may have no key.
 //   anthropic  POST {base}/v1/messages with x-api-key and anthropic-version: 2023-06-01;
-//              tool_use / tool_result content blocks, the system prompt as the top-level field,
+//              tool_use / tool_result content blocks, the system prompt as the top-level field
+//              (one text block), system and last tool marked cache_control ephemeral;
 //              usage.input_tokens / output_tokens. base_url defaults to https://api.anthropic.com
 //              (without /v1). Key from $api_key_env (default ANTHROPIC_API_KEY), required.
 //   scripted   replays a JSON script, for tests; see scripted_backend.h for its format and its
@@ -72,10 +73,27 @@ struct Message {
   bool is_error = false;             // kTool: the call failed (the text says why)
 };
 
+// Tokens of one reply (or summed over replies). input_tokens counts every prompt token, the
+// cached ones included, whatever the API calls them: OpenAI's usage.prompt_tokens already includes
+// usage.prompt_tokens_details.cached_tokens; Anthropic's usage.input_tokens does not, so the
+// Anthropic back-end adds cache_read_input_tokens and cache_creation_input_tokens to it.
 struct Usage {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
+  // Prompt tokens read from the server's prompt cache (OpenAI cached_tokens, Anthropic
+  // cache_read_input_tokens); part of input_tokens.
+  int64_t cached_input_tokens = 0;
+  // Prompt tokens written to the cache (Anthropic cache_creation_input_tokens; OpenAI reports
+  // none); part of input_tokens.
+  int64_t cache_creation_input_tokens = 0;
   int64_t total() const { return input_tokens + output_tokens; }
+  Usage& operator+=(const Usage& o) {
+    input_tokens += o.input_tokens;
+    output_tokens += o.output_tokens;
+    cached_input_tokens += o.cached_input_tokens;
+    cache_creation_input_tokens += o.cache_creation_input_tokens;
+    return *this;
+  }
 };
 
 struct Reply {
@@ -84,6 +102,7 @@ struct Reply {
   Usage usage;              // from the reply's usage block (0 when the server gives none)
   std::string stop_reason;  // as the API says it: "stop", "tool_calls", "end_turn", "tool_use" …
   int attempts = 1;         // HTTP requests made for this reply (retries + 1)
+  std::string model;        // the model the server says answered (its reply's "model"); "" if none
 };
 
 struct BackendConfig {
@@ -114,6 +133,12 @@ class Backend {
   // turn). HTTP back-ends shorten each request's timeouts and skip a retry whose wait would pass
   // it, returning kDeadlineExceeded. time_point::max() (the default) means none; scripted ignores it.
   virtual void SetDeadline(std::chrono::steady_clock::time_point deadline) {}
+  // What the requests carry of the sampling settings, as the submission header records them:
+  // {"temperature": number or "not sent", "seed": number or "not sent"}. The default (scripted)
+  // sends nothing.
+  virtual nlohmann::json SamplingSent() const {
+    return {{"temperature", "not sent"}, {"seed", "not sent"}};
+  }
 };
 
 // An environment variable's value; nullopt when it is unset. The library reads no variable

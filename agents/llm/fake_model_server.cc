@@ -185,8 +185,8 @@ size_t FakeModelServer::pending() const {
 }
 
 std::string FakeModelServer::OpenAiReply(const std::string& text,
-                                         const std::vector<ToolCall>& tool_calls,
-                                         int prompt_tokens, int completion_tokens) {
+                                         const std::vector<ToolCall>& tool_calls, int prompt_tokens,
+                                         int completion_tokens, int cached_tokens) {
   Json message = {{"role", "assistant"}, {"content", text.empty() ? Json(nullptr) : Json(text)}};
   if (!tool_calls.empty()) message["tool_calls"] = ToolCallsJson(tool_calls, true);
   Json body = {{"id", "chatcmpl-fake"},
@@ -199,13 +199,16 @@ std::string FakeModelServer::OpenAiReply(const std::string& text,
                {"usage",
                 {{"prompt_tokens", prompt_tokens},
                  {"completion_tokens", completion_tokens},
-                 {"total_tokens", prompt_tokens + completion_tokens}}}};
+                 {"total_tokens", prompt_tokens + completion_tokens},
+                 {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}}}};
   return body.dump();
 }
 
 std::string FakeModelServer::AnthropicReply(const std::string& text,
                                             const std::vector<ToolCall>& tool_calls,
-                                            int input_tokens, int output_tokens) {
+                                            int input_tokens, int output_tokens,
+                                            int cache_read_input_tokens,
+                                            int cache_creation_input_tokens) {
   Json content = Json::array();
   if (!text.empty()) content.push_back({{"type", "text"}, {"text", text}});
   for (Json& b : ToolCallsJson(tool_calls, false)) content.push_back(std::move(b));
@@ -215,7 +218,11 @@ std::string FakeModelServer::AnthropicReply(const std::string& text,
                {"model", "fake"},
                {"content", content},
                {"stop_reason", tool_calls.empty() ? "end_turn" : "tool_use"},
-               {"usage", {{"input_tokens", input_tokens}, {"output_tokens", output_tokens}}}};
+               {"usage",
+                {{"input_tokens", input_tokens},
+                 {"output_tokens", output_tokens},
+                 {"cache_read_input_tokens", cache_read_input_tokens},
+                 {"cache_creation_input_tokens", cache_creation_input_tokens}}}};
   return body.dump();
 }
 

@@ -72,12 +72,18 @@ class FakeModelServer {
   std::vector<Request> requests() const;
   size_t pending() const;  // responses not yet served
 
-  // Reply bodies in each API's shape. tool_calls: {id, name, arguments (object)}.
+  // Reply bodies in each API's shape, "model": "fake". tool_calls: {id, name, arguments
+  // (object)}. The usage block reports the prompt cache as each API does: OpenAI
+  // usage.prompt_tokens_details.cached_tokens (part of prompt_tokens); Anthropic
+  // usage.cache_read_input_tokens and cache_creation_input_tokens (beside input_tokens, which
+  // excludes them).
   static std::string OpenAiReply(const std::string& text, const std::vector<ToolCall>& tool_calls,
-                                 int prompt_tokens = 10, int completion_tokens = 5);
+                                 int prompt_tokens = 10, int completion_tokens = 5,
+                                 int cached_tokens = 0);
   static std::string AnthropicReply(const std::string& text,
-                                    const std::vector<ToolCall>& tool_calls,
-                                    int input_tokens = 10, int output_tokens = 5);
+                                    const std::vector<ToolCall>& tool_calls, int input_tokens = 10,
+                                    int output_tokens = 5, int cache_read_input_tokens = 0,
+                                    int cache_creation_input_tokens = 0);
 
  private:
   void Start();

@@ -24,6 +24,10 @@ void HttpBackendBase::SetDeadline(std::chrono::steady_clock::time_point deadline
   poster_.SetDeadline(deadline);
 }
 
+Json HttpBackendBase::SamplingSent() const {
+  return {{"temperature", config_.temperature}, {"seed", "not sent"}};
+}
+
 Result<HttpReply> HttpBackendBase::PostJson(const std::string& path,
                                             const std::multimap<std::string, std::string>& headers,
                                             const Json& body) {
@@ -46,6 +50,24 @@ void ReadUsage(const Json& reply, const char* input_key, const char* output_key,
   if (u.contains(output_key) && u[output_key].is_number()) {
     usage->output_tokens = static_cast<int64_t>(u[output_key].get<double>());
   }
+}
+
+}  // namespace slurm_rca::agents
+
+namespace slurm_rca::agents {
+
+int64_t UsageNumber(const Json& reply, std::initializer_list<const char*> path) {
+  if (!reply.contains("usage")) return 0;
+  const Json* j = &reply["usage"];
+  for (const char* key : path) {
+    if (!j->is_object() || !j->contains(key)) return 0;
+    j = &(*j)[key];
+  }
+  return j->is_number() ? static_cast<int64_t>(j->get<double>()) : 0;
+}
+
+void ReadModel(const Json& reply, Reply* r) {
+  if (reply.contains("model") && reply["model"].is_string()) r->model = reply["model"];
 }
 
 }  // namespace slurm_rca::agents

@@ -31,6 +31,8 @@ class HttpBackendBase : public Backend {
   // "KIND:MODEL@URL", KIND as given to the constructor ("openai", "anthropic").
   std::string Describe() const override;
   void SetDeadline(std::chrono::steady_clock::time_point deadline) override;
+  // The configured temperature; no seed (neither back-end sends one).
+  nlohmann::json SamplingSent() const override;
 
  protected:
   // `config` has been checked by MakeBackend; its timeout, retry and backoff settings and CA file
@@ -63,6 +65,10 @@ base::Result<nlohmann::json> ParseReplyObject(const std::string& body);
 // where they are numbers; leaves a field as it is when the block or the number is absent.
 void ReadUsage(const nlohmann::json& reply, const char* input_key, const char* output_key,
                Usage* usage);
+// reply["usage"] followed along `path` (keys) to a number, else 0.
+int64_t UsageNumber(const nlohmann::json& reply, std::initializer_list<const char*> path);
+// Reply::model from reply["model"] when it is a string.
+void ReadModel(const nlohmann::json& reply, Reply* r);
 
 }  // namespace slurm_rca::agents
 

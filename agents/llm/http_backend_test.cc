@@ -120,6 +120,70 @@ TEST_P(HttpBackendTest, CompleteParsesTextToolCallsAndUsage) {
   EXPECT_EQ(r->stop_reason, openai() ? "tool_calls" : "tool_use");
 }
 
+// The prompt cache as each API reports it: OpenAI's cached_tokens is part of prompt_tokens;
+// Anthropic's cache reads and writes come beside input_tokens and are added to it. The model the
+// server says it ran is kept, and the transcript records all of it per turn and per run.
+TEST_P(HttpBackendTest, CachedTokensAndServedModelAreRecorded) {
+  if (openai()) {
+    server_.Enqueue(
+        {200, FakeModelServer::OpenAiReply("", {{"c1", "echo", {{"text", "a"}}}}, 1000, 20, 0)});
+    server_.Enqueue(
+        {200, FakeModelServer::OpenAiReply("", {Submit("c2", "db.mysql", 0.5)}, 1100, 30, 896)});
+  } else {
+    server_.Enqueue({200, FakeModelServer::AnthropicReply("", {{"c1", "echo", {{"text", "a"}}}},
+                                                          100, 20, 0, 900)});
+    server_.Enqueue({200, FakeModelServer::AnthropicReply("", {Submit("c2", "db.mysql", 0.5)}, 200,
+                                                          30, 900, 0)});
+  }
+  auto b = Make(Config());
+  ASSERT_TRUE(b);
+  EchoTools tools;
+  AgentSpec spec;
+  spec.system = "Diagnose.";
+  std::stringstream lines;
+  Transcript transcript(&lines);
+  RunResult r = RunAgent(*b, tools, spec, "jobs pend", &transcript);
+  ASSERT_TRUE(r.finished) << r.end_reason;
+  EXPECT_EQ(r.usage.output_tokens, 50);
+  if (openai()) {
+    EXPECT_EQ(r.usage.input_tokens, 2100);
+    EXPECT_EQ(r.usage.cached_input_tokens, 896);
+    EXPECT_EQ(r.usage.cache_creation_input_tokens, 0);
+  } else {
+    EXPECT_EQ(r.usage.input_tokens, 100 + 900 + 200 + 900);
+    EXPECT_EQ(r.usage.cached_input_tokens, 900);
+    EXPECT_EQ(r.usage.cache_creation_input_tokens, 900);
+  }
+  std::vector<Json> turns;
+  Json end;
+  std::string line;
+  while (std::getline(lines, line)) {
+    Json j = Json::parse(line);
+    if (j["event"] == "model_turn") turns.push_back(j);
+    if (j["event"] == "end") end = j;
+  }
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0]["model"], "fake");
+  EXPECT_EQ(turns[1]["cached_input_tokens"], openai() ? 896 : 900);
+  EXPECT_EQ(turns[0]["cache_creation_input_tokens"], openai() ? 0 : 900);
+  EXPECT_EQ(end["cached_input_tokens"], r.usage.cached_input_tokens);
+  EXPECT_EQ(end["cache_creation_input_tokens"], r.usage.cache_creation_input_tokens);
+  EXPECT_EQ(end["input_tokens"], r.usage.input_tokens);
+}
+
+// The temperature the requests carry, and no seed.
+TEST_P(HttpBackendTest, SamplingSentIsWhatTheRequestCarries) {
+  EnqueueReply("Hi.", {});
+  BackendConfig c = Config();
+  c.temperature = 0.25;
+  auto b = Make(c);
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(b->Complete(Conversation(), {}).ok());
+  EXPECT_EQ(server_.requests()[0].json["temperature"], 0.25);
+  EXPECT_EQ(b->SamplingSent(), Json({{"temperature", 0.25}, {"seed", "not sent"}}));
+  EXPECT_FALSE(server_.requests()[0].json.contains("seed"));
+}
+
 TEST_P(HttpBackendTest, RequestShape) {
   EnqueueReply("Hi.", {});
   auto b = Make(Config());
@@ -149,7 +213,11 @@ TEST_P(HttpBackendTest, RequestShape) {
     EXPECT_EQ(q.Header("x-api-key"), kKey);
     EXPECT_EQ(q.Header("Authorization"), "");
     EXPECT_EQ(q.Header("anthropic-version"), kAnthropicVersion);
-    EXPECT_EQ(q.json["system"], "You are terse.");
+    // The stable prefix is marked for prompt caching: the system block and the last tool.
+    EXPECT_EQ(q.json["system"], Json::array({{{"type", "text"},
+                                              {"text", "You are terse."},
+                                              {"cache_control", {{"type", "ephemeral"}}}}}));
+    EXPECT_EQ(q.json["tools"][0]["cache_control"], Json({{"type", "ephemeral"}}));
     EXPECT_EQ(q.json["tools"][0]["name"], "echo");
     EXPECT_EQ(q.json["tools"][0]["input_schema"]["required"][0], "text");
     ASSERT_EQ(q.json["messages"].size(), 1u);
@@ -646,12 +714,65 @@ TEST(OpenAiQuirksTest, AdaptsToReasoningModelsOnce) {
     EXPECT_EQ(reqs[i].json["max_completion_tokens"], 321);
     EXPECT_FALSE(reqs[i].json.contains("temperature"));
   }
+  EXPECT_EQ((*b)->SamplingSent()["temperature"], "not sent");
   // Any other 400 is returned at once.
   server.Enqueue({400, R"({"error": {"message": "context length exceeded"}})"});
   Result<Reply> refused = (*b)->Complete(conv, {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kHttpError);
   EXPECT_EQ(server.requests().size(), 5u);
+}
+
+// OpenAI caches a prompt's longest previously seen prefix automatically: the bytes the back-end
+// sends for the stable prefix (system message, tools) must not change across turns or tasks, and
+// each turn's messages must extend the previous turn's byte for byte.
+TEST(OpenAiPrefixTest, StablePrefixIsByteIdenticalAcrossTurnsAndTasks) {
+  setenv(kKeyEnv, kKey, 1);
+  FakeModelServer server;
+  ASSERT_TRUE(server.ok());
+  for (int task = 0; task < 2; ++task) {
+    server.Enqueue({200, FakeModelServer::OpenAiReply("Look.", {{"c1", "echo", {{"text", "a"}}}})});
+    server.Enqueue({200, FakeModelServer::OpenAiReply("", {{"c2", "echo", {{"text", "b"}}}})});
+    server.Enqueue({200, FakeModelServer::OpenAiReply("", {Submit("c3", "db.mysql", 0.5)})});
+  }
+  BackendConfig c{"openai", server.base_url() + "/v1", "o-model", kKeyEnv};
+  Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
+  ASSERT_TRUE(b.ok());
+  EchoTools tools;
+  AgentSpec spec;
+  spec.system = "Diagnose. \u00e9 \"quoted\"";
+  ASSERT_TRUE(RunAgent(**b, tools, spec, "jobs pend", nullptr).finished);
+  ASSERT_TRUE(RunAgent(**b, tools, spec, "nodes down", nullptr).finished);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 6u);
+  // The body's keys are serialized in sorted order: max_tokens, messages, ..., tools.
+  auto messages_so_far = [](const std::string& body) {
+    size_t end = body.find("],\"model\":");
+    EXPECT_NE(end, std::string::npos) << body;
+    return body.substr(0, end);
+  };
+  auto system_prefix = [](const std::string& body) {
+    const std::string marker = "\"role\":\"system\"}";
+    size_t at = body.find(marker);
+    EXPECT_NE(at, std::string::npos) << body;
+    return body.substr(0, at + marker.size());
+  };
+  auto tools_bytes = [](const std::string& body) {
+    size_t at = body.find("\"tools\":");
+    EXPECT_NE(at, std::string::npos) << body;
+    return body.substr(at);
+  };
+  const std::string prefix = system_prefix(reqs[0].body);
+  EXPECT_EQ(prefix.rfind("{\"max_tokens\":4096,\"messages\":[{\"content\":\"Diagnose.", 0), 0u)
+      << prefix;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(reqs[i].body.rfind(prefix, 0), 0u) << "request " << i << " changes the system prefix";
+    EXPECT_EQ(tools_bytes(reqs[i].body), tools_bytes(reqs[0].body)) << "request " << i;
+    if (i % 3 != 0) {  // a later turn of the same task extends the previous turn's messages
+      EXPECT_EQ(reqs[i].body.rfind(messages_so_far(reqs[i - 1].body), 0), 0u) << "request " << i;
+    }
+  }
+  EXPECT_NE(messages_so_far(reqs[3].body), messages_so_far(reqs[0].body));  // another ticket
 }
 
 // Fields the loop does not need may have odd types without making the reply malformed (and

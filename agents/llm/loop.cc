@@ -304,12 +304,14 @@ class AgentRun {
                           : "backend: " + reply.status().ToString();
       return;
     }
-    r_.usage.input_tokens += reply->usage.input_tokens;
-    r_.usage.output_tokens += reply->usage.output_tokens;
+    r_.usage += reply->usage;
     Write("model_turn", {{"turn", turn},
                          {"duration_s", turn_s},
                          {"input_tokens", reply->usage.input_tokens},
                          {"output_tokens", reply->usage.output_tokens},
+                         {"cached_input_tokens", reply->usage.cached_input_tokens},
+                         {"cache_creation_input_tokens", reply->usage.cache_creation_input_tokens},
+                         {"model", reply->model},
                          {"attempts", reply->attempts},
                          {"stop_reason", reply->stop_reason},
                          {"text", reply->text},
@@ -419,6 +421,8 @@ class AgentRun {
                   {"turns", r_.turns},
                   {"input_tokens", r_.usage.input_tokens},
                   {"output_tokens", r_.usage.output_tokens},
+                  {"cached_input_tokens", r_.usage.cached_input_tokens},
+                  {"cache_creation_input_tokens", r_.usage.cache_creation_input_tokens},
                   {"tool_calls", r_.tool_calls},
                   {"wall_s", r_.wall_s}});
     return r_;

@@ -129,6 +129,8 @@ Result<Reply> ParseOpenAiReply(const std::string& body) {
     }
   }
   ReadUsage(j, "prompt_tokens", "completion_tokens", &r.usage);
+  r.usage.cached_input_tokens = UsageNumber(j, {"prompt_tokens_details", "cached_tokens"});
+  ReadModel(j, &r);
   return r;
 }
 
@@ -169,6 +171,12 @@ class OpenAiBackend : public HttpBackendBase {
       if (reply.ok()) reply->attempts = attempts + http->attempts;
       return reply;
     }
+  }
+
+  Json SamplingSent() const override {
+    Json sent = HttpBackendBase::SamplingSent();
+    if (quirks_.omit_temperature) sent["temperature"] = "not sent";
+    return sent;
   }
 
  private:
