@@ -91,7 +91,8 @@ int ServeStdio(Server& server) {
   return rc;
 }
 
-int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Metrics* metrics) {
+int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Metrics* metrics,
+              const CallerCounts& callers) {
   HttpOptions h;
   base::Result<ListenAddress> listen = ParseListenAddress(o.http);
   if (!listen.ok()) return Usage("--http " + listen.status().message());
@@ -110,9 +111,11 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
       return a->Authorize(header, message);
     };
     h.resource_metadata = oauth->MetadataJson();
-    h.ready = [b = &backend, a = oauth.get()] {
+    h.ready = [b = &backend, a = oauth.get(), c = &callers] {
       nlohmann::json ready = nlohmann::json::parse(ReadinessJson(*b), nullptr, false);
       if (ready.is_object()) ready["authorization"] = a->Readiness();
+      // Tool calls by principal (never a token): who is reading, and who is being refused.
+      if (ready.is_object()) ready["callers"] = c->ToJson();
       return ready.dump();
     };
   }
@@ -239,8 +242,13 @@ int Serve(ServeOptions o, BackendFlags flags) {
   if (o.stdio && o.oauth.enabled()) {
     return Usage("--auth-* is for --http; over stdio the client is the process that started this one");
   }
-  // With OAuth each call reads through its token's view (own jobs, logs: mcp/topics/scoped_backend.h).
-  if (o.oauth.enabled()) surface.scopes = o.oauth.scopes;
+  // With OAuth each call reads through its token's view (own jobs, logs: mcp/topics/scoped_backend.h),
+  // and is counted by its principal for /ready.
+  CallerCounts callers;
+  if (o.oauth.enabled()) {
+    surface.scopes = o.oauth.scopes;
+    surface.caller_counts = &callers;
+  }
 
   server::ServerSurface assembly;
   assembly.tools = surface;
@@ -274,7 +282,7 @@ int Serve(ServeOptions o, BackendFlags flags) {
   }
   if (gpu->sampler) gpu->sampler->Start();
   if (o.stdio) return ServeStdio(server);
-  return ServeHttp(server, o, replay, backend, metrics.get());
+  return ServeHttp(server, o, replay, backend, metrics.get(), callers);
 }
 
 }  // namespace slurm_rca::cli::slurm_mcp

@@ -118,4 +118,25 @@ std::optional<std::int64_t> ScopedBackend::EvidenceVersion() const {
   return inner_.EvidenceVersion();
 }
 
+void CallerCounts::Record(const std::string& principal, bool error, bool scope_refused) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = counts_.find(principal);
+  if (it == counts_.end()) {
+    const std::string& name = counts_.size() < kMaxPrincipals ? principal : "(other)";
+    it = counts_.try_emplace(name).first;
+  }
+  ++it->second.calls;
+  if (error) ++it->second.errors;
+  if (scope_refused) ++it->second.scope_refused;
+}
+
+Json CallerCounts::ToJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Json out = Json::object();
+  for (const auto& [principal, c] : counts_) {
+    out[principal] = {{"calls", c.calls}, {"errors", c.errors}, {"scope_refused", c.scope_refused}};
+  }
+  return out;
+}
+
 }  // namespace slurm_rca::mcp

@@ -16,6 +16,9 @@
 #ifndef SLURM_RCA_MCP_TOPICS_SCOPED_BACKEND_H_
 #define SLURM_RCA_MCP_TOPICS_SCOPED_BACKEND_H_
 
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +78,28 @@ class ScopedBackend : public Backend {
   const CallerView view_;
   const std::string principal_;
   const guard::Guard guard_;
+};
+
+// Tool calls per principal, for slurm-mcp's readiness document (GET /ready): calls, those that
+// ended in an error or no evidence, and those refused for their token's scope. Names the
+// principal, never a token. At most kMaxPrincipals are named; later ones are counted together
+// under "(other)". Thread-safe.
+class CallerCounts {
+ public:
+  static constexpr std::size_t kMaxPrincipals = 1024;
+
+  void Record(const std::string& principal, bool error, bool scope_refused);
+  // {"<principal>": {"calls": N, "errors": N, "scope_refused": N}, ...}
+  Json ToJson() const;
+
+ private:
+  struct Counts {
+    std::uint64_t calls = 0;
+    std::uint64_t errors = 0;
+    std::uint64_t scope_refused = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, Counts> counts_;
 };
 
 }  // namespace slurm_rca::mcp

@@ -672,6 +672,7 @@ ToolResult AsCaller(const SurfaceOptions& o, const ToolContext& context,
   const Caller caller = context.caller();
   const CallerView view = ViewOf(*o.scopes, caller);
   if (!view.allowed) {
+    if (o.caller_counts) o.caller_counts->Record(caller.principal, true, true);
     ToolResult r;
     r.is_error = true;
     r.content.push_back(TextBlock("REFUSED (scope): " + view.refusal + "; a token with the scope " +
@@ -690,6 +691,7 @@ ToolResult AsCaller(const SurfaceOptions& o, const ToolContext& context,
     };
   }
   ToolResult r = run(as);
+  if (o.caller_counts) o.caller_counts->Record(caller.principal, r.Fields().is_error, false);
   if (view.own_user && !r.shared && !r.serialized) {
     r.content.push_back(TextBlock("VIEW: the own jobs of Slurm user " + *view.own_user + " (scope " +
                                   o.scopes->own + "): jobs, counts and rows are this user's only; "

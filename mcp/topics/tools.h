@@ -52,6 +52,9 @@ struct SurfaceOptions {
   // records name the principal (and the Slurm user of an own-jobs view). Unset: every call reads
   // as the server (stdio, a shared --token-file secret).
   std::optional<ScopeNames> scopes;
+  // With scopes: every call counted by its principal (GET /ready). Not owned; must outlive the
+  // tools. Null: not counted.
+  CallerCounts* caller_counts = nullptr;
 };
 
 // The tools, in the order tools/list returns them.

@@ -365,6 +365,16 @@ await check('--auth-user-map: a principal maps to its Slurm user; bad maps and s
   }
 });
 
+await check('/ready counts tool calls by principal, never by token', async () => {
+  const r = await (await fetch(`${mcp.url}/ready`)).json();
+  const alice = r.callers?.alice;
+  assert(alice && alice.calls >= 5 && alice.errors >= 4, JSON.stringify(r.callers));
+  assert(r.callers['ops-agent']?.calls >= 3, JSON.stringify(r.callers));
+  const text = JSON.stringify(r);
+  assert(!text.includes(good.split('.')[2].slice(0, 16)), 'a token is in /ready');
+  return JSON.stringify(r.callers);
+});
+
 await check('no token reaches the server\'s log', async () => {
   const sig = good.split('.')[2];
   assert(!mcp.stderr().includes(sig.slice(0, 16)), 'the token is in stderr');
