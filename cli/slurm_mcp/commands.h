@@ -132,6 +132,12 @@ int Query(const BackendFlags& flags, const OneShotOptions& options);
 struct CallOptions {
   std::string http;  // HOST:PORT
   std::string token_file;
+  // OAuth client credentials (mcp/auth/client_credentials.h), instead of --token-file.
+  std::string oauth_issuer;
+  std::string oauth_client_id;
+  std::string oauth_secret_file;
+  std::string oauth_scope;
+  std::string oauth_resource;  // default: http://HOST:PORT/mcp of --http
   std::string tool;
   std::string args = "{}";  // a JSON object
   std::string era = "auto";  // auto, modern or legacy

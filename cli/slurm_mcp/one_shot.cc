@@ -2,10 +2,12 @@
 // query), their results as tables for people or as JSON, and call, through the C++ MCP client.
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "base/build_info.h"
 #include "cli/slurm_mcp/commands.h"
+#include "mcp/auth/client_credentials.h"
 #include "mcp/protocol/client.h"
 
 namespace slurm_rca::cli::slurm_mcp {
@@ -156,7 +158,27 @@ CLI::App* AddCall(CLI::App& app, CallOptions& o) {
   CLI::App* call = app.add_subcommand(
       "call", "Call a tool on a running slurm-mcp over HTTP, with the C++ MCP client");
   call->add_option("--http", o.http, "HOST:PORT of the server")->required();
-  call->add_option("--token-file", o.token_file, "Send 'Authorization: Bearer <file contents>'");
+  auto* token_file = call->add_option(
+      "--token-file", o.token_file,
+      "Send 'Authorization: Bearer <file contents>' (read again after a 401: a token another "
+      "process renews)");
+  auto* issuer = call->add_option("--oauth-issuer", o.oauth_issuer,
+                                  "Get access tokens from this OAuth issuer with the client "
+                                  "credentials grant (its token endpoint found from its "
+                                  "metadata), renewed when they expire or are refused")
+                     ->type_name("URL");
+  issuer->excludes(token_file);
+  call->add_option("--oauth-client-id", o.oauth_client_id, "With --oauth-issuer: the client id");
+  call->add_option("--oauth-client-secret-file", o.oauth_secret_file,
+                   "With --oauth-issuer: a file holding the client secret")
+      ->type_name("FILE");
+  call->add_option("--oauth-scope", o.oauth_scope,
+                   "With --oauth-issuer: the scopes asked for, space-separated (slurm-mcp's: "
+                   "slurm:read, slurm:read:own, slurm:logs; default: the client's own)");
+  call->add_option("--oauth-resource", o.oauth_resource,
+                   "With --oauth-issuer: the resource the token is for, the server's "
+                   "--auth-audience (default: http://HOST:PORT/mcp of --http)")
+      ->type_name("URI");
   call->add_option("tool", o.tool, "Tool name")->required();
   call->add_option("--args", o.args, "Tool arguments as a JSON object")->capture_default_str();
   call->add_flag("--json", o.json, "The tool result as JSON");
@@ -218,13 +240,35 @@ int Call(const CallOptions& o) {
   if (!address.ok()) return Usage("--http " + address.status().message());
   Json args = Json::parse(o.args, nullptr, false);
   if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
-  std::optional<std::string> token;
+  TokenSource source;
+  std::shared_ptr<mcp::auth::ClientCredentials> credentials;
   if (!o.token_file.empty()) {
     base::Result<std::string> read = ReadToken(o.token_file);
     if (!read.ok()) return Usage(read.status().message());
-    token = *read;
+    source = [file = o.token_file, first = *read](bool refresh) -> base::Result<std::string> {
+      return refresh ? ReadToken(file) : base::Result<std::string>(first);
+    };
+  } else if (!o.oauth_issuer.empty()) {
+    if (o.oauth_client_id.empty() || o.oauth_secret_file.empty()) {
+      return Usage("--oauth-issuer needs --oauth-client-id and --oauth-client-secret-file");
+    }
+    base::Result<std::string> secret = ReadToken(o.oauth_secret_file);
+    if (!secret.ok()) return Usage(secret.status().message());
+    credentials = std::make_shared<mcp::auth::ClientCredentials>(mcp::auth::ClientCredentialsOptions{
+        .issuer = o.oauth_issuer,
+        .client_id = o.oauth_client_id,
+        .client_secret = *secret,
+        .scope = o.oauth_scope,
+        .resource = o.oauth_resource.empty()
+                        ? "http://" + UrlHost(address->host) + ":" + std::to_string(address->port) + "/mcp"
+                        : o.oauth_resource});
+    source = [credentials](bool refresh) { return credentials->Token(refresh); };
+  } else if (!o.oauth_client_id.empty() || !o.oauth_secret_file.empty() || !o.oauth_scope.empty() ||
+             !o.oauth_resource.empty()) {
+    return Usage("--oauth-client-id, --oauth-client-secret-file, --oauth-scope and --oauth-resource go with --oauth-issuer");
   }
-  Client client(std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp", token));
+  Client client(source ? std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp", source)
+                       : std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp"));
   const EraMode era = o.era == "modern"   ? EraMode::kModern
                       : o.era == "legacy" ? EraMode::kLegacy
                                           : EraMode::kAuto;

@@ -64,7 +64,11 @@ base::Result<std::string> HttpGetDocument(const std::string& url, double timeout
   return body;
 }
 
-base::Result<std::string> DiscoverJwksUri(const std::string& issuer, double timeout_s) {
+namespace {
+
+// The issuer's metadata (RFC 8414, else OpenID Connect Discovery) and the string `field` of it.
+base::Result<std::string> DiscoverField(const std::string& issuer, const std::string& field,
+                                        double timeout_s) {
   std::optional<SplitUrl> u = Split(issuer);
   if (!u) return base::Status::InvalidArgument("the issuer is not an http(s) URL: " + issuer);
   // RFC 8414 puts the well-known part before the issuer's path; OpenID Connect after it.
@@ -88,12 +92,47 @@ base::Result<std::string> DiscoverJwksUri(const std::string& issuer, double time
       return base::Status::MalformedReply(url + ": its issuer is not " + issuer +
                                           " (an issuer's metadata must name itself exactly)");
     }
-    if (!m.contains("jwks_uri") || !m["jwks_uri"].is_string()) {
-      return base::Status::MalformedReply(url + ": no jwks_uri");
+    if (!m.contains(field) || !m[field].is_string()) {
+      return base::Status::MalformedReply(url + ": no " + field);
     }
-    return m["jwks_uri"].get<std::string>();
+    return m[field].get<std::string>();
   }
   return base::Status::Unavailable("no metadata for issuer " + issuer + ": " + why);
+}
+
+}  // namespace
+
+base::Result<std::string> DiscoverJwksUri(const std::string& issuer, double timeout_s) {
+  return DiscoverField(issuer, "jwks_uri", timeout_s);
+}
+
+base::Result<std::string> DiscoverTokenEndpoint(const std::string& issuer, double timeout_s) {
+  return DiscoverField(issuer, "token_endpoint", timeout_s);
+}
+
+base::Result<std::string> HttpPostForm(const std::string& url,
+                                       const std::vector<std::pair<std::string, std::string>>& form,
+                                       double timeout_s, int* status) {
+  std::optional<SplitUrl> u = Split(url);
+  if (!u) return base::Status::InvalidArgument("not an http(s) URL: " + url);
+  httplib::Client client(u->origin);
+  if (!client.is_valid()) return base::Status::InvalidArgument("cannot make a client for " + url);
+  const auto seconds = static_cast<time_t>(timeout_s);
+  const auto micros = static_cast<time_t>((timeout_s - static_cast<double>(seconds)) * 1e6);
+  client.set_connection_timeout(seconds, micros);
+  client.set_read_timeout(seconds, micros);
+  client.set_write_timeout(seconds, micros);
+  client.set_follow_location(false);
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+  client.enable_server_certificate_verification(true);
+#endif
+  httplib::Params params;
+  for (const auto& [k, v] : form) params.emplace(k, v);
+  httplib::Result r = client.Post(u->path, httplib::Headers{{"Accept", "application/json"}}, params);
+  if (!r) return base::Status::Unavailable(url + ": " + httplib::to_string(r.error()));
+  if (r->body.size() > kMaxDocumentBytes) return base::Status::MalformedReply(url + ": over 1 MiB");
+  if (status) *status = r->status;
+  return r->body;
 }
 
 base::Result<std::string> FetchIssuerJwks(const std::string& issuer, double timeout_s) {

@@ -9,6 +9,8 @@
 #define SLURM_RCA_MCP_AUTH_ISSUER_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -19,6 +21,15 @@ base::Result<std::string> HttpGetDocument(const std::string& url, double timeout
 
 // The issuer's jwks_uri, from its metadata.
 base::Result<std::string> DiscoverJwksUri(const std::string& issuer, double timeout_s);
+
+// The issuer's token_endpoint, from its metadata.
+base::Result<std::string> DiscoverTokenEndpoint(const std::string& issuer, double timeout_s);
+
+// POST an application/x-www-form-urlencoded form to url: the body of the answer, whatever its
+// status (stored in *status when not null), or why there is none. At most 1 MiB.
+base::Result<std::string> HttpPostForm(const std::string& url,
+                                       const std::vector<std::pair<std::string, std::string>>& form,
+                                       double timeout_s, int* status);
 
 // The issuer's JWK Set text: discovery, then jwks_uri.
 base::Result<std::string> FetchIssuerJwks(const std::string& issuer, double timeout_s);

@@ -411,7 +411,23 @@ HttpClientTransport::HttpClientTransport(std::string host, int port, std::string
       path_(std::move(path)),
       bearer_token_(std::move(bearer_token)) {}
 
+HttpClientTransport::HttpClientTransport(std::string host, int port, std::string path,
+                                         TokenSource source)
+    : host_(std::move(host)),
+      port_(port),
+      path_(std::move(path)),
+      token_source_(std::move(source)) {}
+
 HttpClientTransport::~HttpClientTransport() { Close(); }
+
+Result<std::optional<std::string>> HttpClientTransport::Bearer(bool refresh) {
+  if (!token_source_) return bearer_token_;
+  Result<std::string> token = token_source_(refresh);
+  if (!token.ok()) {
+    return RpcError(kTransportError, "no access token: " + token.status().message());
+  }
+  return std::optional<std::string>(std::move(*token));
+}
 
 void HttpClientTransport::SetNotificationHandler(NotificationHandler handler) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -450,7 +466,8 @@ void HttpClientTransport::Close() {
   cli->set_read_timeout(std::chrono::seconds(2));
   cli->set_write_timeout(std::chrono::seconds(2));
   httplib::Headers headers = {{"Mcp-Session-Id", session}};
-  if (bearer_token_) headers.emplace("Authorization", "Bearer " + *bearer_token_);
+  Result<std::optional<std::string>> bearer = Bearer(false);
+  if (bearer.ok() && *bearer) headers.emplace("Authorization", "Bearer " + **bearer);
   cli->Delete(path_, headers);  // 200, 204 or 405: all fine; failures change nothing here
 }
 
@@ -495,6 +512,20 @@ Status HttpClientTransport::Notify(const Json& message) {
 
 Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
                                        std::chrono::milliseconds timeout) {
+  Result<std::optional<std::string>> bearer = Bearer(false);
+  if (!bearer.ok()) return bearer.status();
+  Result<Json> r = PostOnce(message, id, timeout, *bearer);
+  if (!token_source_ || r.ok()) return r;
+  const Json data = RpcData(r.status());
+  if (!data.is_object() || data.value("httpStatus", 0) != 401) return r;
+  bearer = Bearer(true);
+  if (!bearer.ok()) return bearer.status();
+  return PostOnce(message, id, timeout, *bearer);
+}
+
+Result<Json> HttpClientTransport::PostOnce(const Json& message, const Json& id,
+                                           std::chrono::milliseconds timeout,
+                                           const std::optional<std::string>& token) {
   std::string session;
   std::string version;
   NotificationHandler handler;
@@ -530,7 +561,7 @@ Result<Json> HttpClientTransport::Post(const Json& message, const Json& id,
     if (!session.empty()) req.set_header("Mcp-Session-Id", session);
     if (!version.empty()) req.set_header("MCP-Protocol-Version", version);
   }
-  if (bearer_token_) req.set_header("Authorization", "Bearer " + *bearer_token_);
+  if (token) req.set_header("Authorization", "Bearer " + *token);
 
   bool answered = false;  // the status line and headers arrived
   bool sse = false;

@@ -187,10 +187,18 @@ class StdioClientTransport : public ClientTransport {
 // What keeping alive asks of the server: TCP_NODELAY (else each answer written in two parts
 // waits 40 ms for our delayed ACK), and no thread held per open connection (a server with N such
 // threads serves N clients at once; the others wait, bench/README.md "MCP client").
+// Where a client's bearer tokens come from when they expire (OAuth): called with refresh false
+// for the token to send (it may keep one), and with refresh true after the server answered 401
+// to it, for a new one. An error is the request's error.
+using TokenSource = std::function<base::Result<std::string>(bool refresh)>;
+
 class HttpClientTransport : public ClientTransport {
  public:
   HttpClientTransport(std::string host, int port, std::string path = "/mcp",
                       std::optional<std::string> bearer_token = std::nullopt);
+  // Tokens from `source`: a request the server answers with 401 is sent once more with a token
+  // from source(true).
+  HttpClientTransport(std::string host, int port, std::string path, TokenSource source);
   ~HttpClientTransport() override;
 
   base::Result<Json> Request(const Json& request, std::chrono::milliseconds timeout) override;
@@ -207,8 +215,14 @@ class HttpClientTransport : public ClientTransport {
   static constexpr std::size_t kMaxIdleConnections = 4;
 
  private:
-  // POSTs one message; `id` is the request id awaited, or null for a notification.
+  // POSTs one message; `id` is the request id awaited, or null for a notification. With a token
+  // source, once more with a new token after a 401.
   base::Result<Json> Post(const Json& message, const Json& id, std::chrono::milliseconds timeout);
+  base::Result<Json> PostOnce(const Json& message, const Json& id,
+                              std::chrono::milliseconds timeout,
+                              const std::optional<std::string>& token);
+  // The token to send: the fixed one, or the source's.
+  base::Result<std::optional<std::string>> Bearer(bool refresh);
   // An idle connection, or a new one (connected on its first request).
   std::unique_ptr<httplib::Client> TakeConnection();
   std::unique_ptr<httplib::Client> NewConnection() const;
@@ -219,6 +233,7 @@ class HttpClientTransport : public ClientTransport {
   const int port_;
   const std::string path_;
   const std::optional<std::string> bearer_token_;
+  const TokenSource token_source_;
   mutable std::mutex mu_;
   std::string session_id_;
   std::string protocol_version_;

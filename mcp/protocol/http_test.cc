@@ -566,6 +566,53 @@ TEST_F(HttpTest, AuthorizeHookDecidesAndASessionIsItsPrincipals) {
   EXPECT_TRUE(Pings(client()));
 }
 
+// The client's token source (an OAuth client's expiring tokens): a request refused with 401 is
+// sent once more with a fresh token, in the same session; a source that fails is the error.
+TEST_F(HttpTest, AClientTokenSourceIsAskedForAFreshTokenAfterA401) {
+  std::atomic<bool> expired{false};
+  HttpOptions options;
+  options.authorize = [&expired](std::optional<std::string_view> header, const Message*) {
+    AuthOutcome o;
+    const bool fresh = header && *header == "Bearer fresh";
+    const bool stale_ok = header && *header == "Bearer first" && !expired;
+    if (fresh || stale_ok) {
+      o.principal = "alice";
+      return o;
+    }
+    o.status = 401;
+    o.www_authenticate = "Bearer error=\"invalid_token\"";
+    o.message = "expired";
+    return o;
+  };
+  StartServer(options);
+  std::vector<bool> asked;
+  std::string current = "first";  // what an OAuth client keeps until it is refused
+  auto source = [&asked, &current](bool refresh) -> base::Result<std::string> {
+    asked.push_back(refresh);
+    if (refresh) current = "fresh";
+    return current;
+  };
+  Client c(std::make_unique<HttpClientTransport>("127.0.0.1", port_, "/mcp", source));
+  ASSERT_TRUE(c.Initialize("http_test", "0").ok());
+  ASSERT_TRUE(c.Ping().ok());
+  const std::size_t before = asked.size();
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), true), 0) << "no refresh while the token holds";
+  expired = true;  // the first token expires: the next request is refused once, then retried
+  Result<ToolCallResult> echo = c.CallTool("echo", {{"text", "after refresh"}});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->Text(), "after refresh");
+  EXPECT_EQ(std::count(asked.begin() + static_cast<long>(before), asked.end(), true), 1);
+
+  // A source that cannot give a token: the request fails with its reason, nothing is sent.
+  Client broken(std::make_unique<HttpClientTransport>(
+      "127.0.0.1", port_, "/mcp",
+      [](bool) -> base::Result<std::string> { return base::Status::Unavailable("issuer down"); }));
+  Result<InitializeResult> init = broken.Initialize("http_test", "0");
+  ASSERT_FALSE(init.ok());
+  EXPECT_NE(init.status().message().find("no access token: issuer down"), std::string::npos)
+      << init.status().ToString();
+}
+
 TEST(HttpStartTest, OAuthAllowsAnotherAddressAndExcludesTheSharedToken) {
   Server server(ServerOptions{.tools = FakeTools()});
   auto allow = [](std::optional<std::string_view>, const Message*) { return AuthOutcome{}; };

@@ -375,6 +375,39 @@ await check('/ready counts tool calls by principal, never by token', async () =>
   return JSON.stringify(r.callers);
 });
 
+await check('slurm-mcp call gets its own tokens (client credentials) and says why when it cannot', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oauth-call-'));
+  try {
+    const secretFile = path.join(dir, 'secret');
+    fs.writeFileSync(secretFile, SECRET + '\n');
+    // Not spawnSync: the provider answers from this process's event loop.
+    const call = (id, scope, args, secret = secretFile) => new Promise((resolve) => {
+      const child = spawn(bin, [
+        'call', '--http', `127.0.0.1:${mcpPort}`, '--oauth-issuer', provider.issuer, '--oauth-client-id', id,
+        '--oauth-client-secret-file', secret, '--oauth-scope', scope, 'slurm_query', '--args', JSON.stringify(args)],
+        { cwd: srcDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('exit', (status) => resolve({ status, stdout, stderr }));
+    });
+    const nodes = await call('ops-agent', 'slurm:read', { topic: 'nodes' });
+    assert(nodes.status === 0 && /c1|node/i.test(nodes.stdout), `exit ${nodes.status}: ${nodes.stderr}`);
+    const own = await call('alice', 'slurm:read:own', { topic: 'queue' });
+    assert(/--user=alice/.test(own.stdout + own.stderr), own.stdout + own.stderr);
+    const logs = await call('ops-agent', 'slurm:read', { topic: 'logs' });
+    assert(logs.status === 1 && /HTTP 403/.test(logs.stderr), `logs without slurm:logs: exit ${logs.status}: ${logs.stderr}`);
+    fs.writeFileSync(path.join(dir, 'wrong'), 'not-the-secret\n');
+    const wrong = await call('ops-agent', 'slurm:read', { topic: 'nodes' }, path.join(dir, 'wrong'));
+    assert(wrong.status === 1 && /no access token: .*token.*HTTP 401: invalid_client/.test(wrong.stderr), wrong.stderr);
+    assert(!wrong.stderr.includes('not-the-secret'), 'the secret is in the error');
+    return `nodes read, own queue narrowed, logs 403, wrong secret: ${wrong.stderr.trim().slice(0, 90)}`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 await check('no token reaches the server\'s log', async () => {
   const sig = good.split('.')[2];
   assert(!mcp.stderr().includes(sig.slice(0, 16)), 'the token is in stderr');
