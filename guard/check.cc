@@ -625,6 +625,8 @@ std::optional<Denial> CheckProgram(const std::string& name) {
 
 }  // namespace
 
+bool MatchesGrammar(Grammar g, std::string_view value) { return Matches(g, value); }
+
 std::string Denial::ToString() const {
   return "DENIED " + std::string(RuleId(rule)) + ": " + reason;
 }

@@ -146,6 +146,10 @@ class Guard {
 // empty when all pass.
 std::vector<std::string> SelfTest(const Guard& guard);
 
+// Whether value is a whole match of grammar g's pattern (GrammarPattern, guard/policy.h), compiled
+// once. Not for kNone and kCluster, which have no pattern.
+bool MatchesGrammar(Grammar g, std::string_view value);
+
 // The own-jobs rules (GuardOptions::own_user, guard/own_jobs.cc), which Check applies to an argv
 // the allowlist approved: nothing when its tokens cannot show a job of another user than `user`,
 // otherwise the own-jobs-filter or own-jobs-unfilterable denial.

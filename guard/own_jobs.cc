@@ -2,8 +2,6 @@
 // an argv the allowlist approved must pass when the caller may read only its own jobs.
 #include "guard/check.h"
 
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -88,12 +86,6 @@ std::optional<Denial> Refuses(const std::vector<Part>& parts, std::string_view p
   return std::nullopt;
 }
 
-std::string Upper(std::string_view s) {
-  std::string u(s);
-  std::transform(u.begin(), u.end(), u.begin(), [](unsigned char c) { return std::toupper(c); });
-  return u;
-}
-
 std::optional<Denial> CheckScontrol(const std::vector<Part>& parts) {
   const std::vector<const Part*> pos = Positionals(parts);
   if (pos.size() < 2 || pos[0]->token->spelling != "show") return std::nullopt;
@@ -152,7 +144,8 @@ std::optional<Denial> CheckNvidiaSmi(const std::vector<Part>& parts) {
     std::string_view sections = display->token->value;
     while (!sections.empty()) {
       const std::size_t comma = sections.find(',');
-      const std::string section = Upper(sections.substr(0, comma));
+      // The display grammar is upper case (PIDS, not pids): compared as written.
+      const std::string section(sections.substr(0, comma));
       if (section == "PIDS" || section == "ACCOUNTING") {
         return Unfilterable("nvidia-smi -d " + section + " lists every user's processes",
                             display->index);
@@ -175,8 +168,7 @@ std::optional<Denial> CheckNvidiaSmi(const std::vector<Part>& parts) {
 
 std::optional<Denial> CheckOwnJobs(const std::string& user, const ProgramPolicy& program,
                                    const std::vector<Token>& tokens) {
-  static const RE2 kName{std::string(GrammarPattern(Grammar::kName))};
-  if (!RE2::FullMatch(user, kName)) {
+  if (!MatchesGrammar(Grammar::kName, user)) {
     return Filter("its Slurm user name is not a valid name, so nothing is read");
   }
   const std::vector<Part> parts = Parts(program, tokens);

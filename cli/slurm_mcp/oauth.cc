@@ -1,6 +1,5 @@
 #include "cli/slurm_mcp/oauth.h"
 
-#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -8,7 +7,7 @@
 #include <iostream>
 
 #include "base/file.h"
-#include "guard/policy.h"
+#include "guard/check.h"
 #include "mcp/auth/issuer.h"
 
 namespace slurm_rca::cli::slurm_mcp {
@@ -60,8 +59,7 @@ void OAuthFlags::Add(CLI::App* serve) {
 namespace {
 
 bool IsSlurmName(const std::string& name) {
-  static const RE2 kName{std::string(guard::GrammarPattern(guard::Grammar::kName))};
-  return RE2::FullMatch(name, kName);
+  return guard::MatchesGrammar(guard::Grammar::kName, name);
 }
 
 // --auth-user-map: a YAML mapping of principal to Slurm user, every user a valid Slurm name.

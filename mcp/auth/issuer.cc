@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
+
 namespace slurm_rca::mcp::auth {
 
 namespace {
@@ -28,22 +30,32 @@ std::optional<SplitUrl> Split(const std::string& url) {
   return s;
 }
 
+// A client of url's origin: the timeout on connecting, reading and writing, no redirect followed,
+// the server's certificate verified.
+base::Result<std::unique_ptr<httplib::Client>> MakeClient(const std::string& origin,
+                                                          const std::string& url, double timeout_s) {
+  auto client = std::make_unique<httplib::Client>(origin);
+  if (!client->is_valid()) return base::Status::InvalidArgument("cannot make a client for " + url);
+  const auto seconds = static_cast<time_t>(timeout_s);
+  const auto micros = static_cast<time_t>((timeout_s - static_cast<double>(seconds)) * 1e6);
+  client->set_connection_timeout(seconds, micros);
+  client->set_read_timeout(seconds, micros);
+  client->set_write_timeout(seconds, micros);
+  client->set_follow_location(false);
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+  client->enable_server_certificate_verification(true);
+#endif
+  return client;
+}
+
 }  // namespace
 
 base::Result<std::string> HttpGetDocument(const std::string& url, double timeout_s) {
   std::optional<SplitUrl> u = Split(url);
   if (!u) return base::Status::InvalidArgument("not an http(s) URL: " + url);
-  httplib::Client client(u->origin);
-  if (!client.is_valid()) return base::Status::InvalidArgument("cannot make a client for " + url);
-  const auto seconds = static_cast<time_t>(timeout_s);
-  const auto micros = static_cast<time_t>((timeout_s - static_cast<double>(seconds)) * 1e6);
-  client.set_connection_timeout(seconds, micros);
-  client.set_read_timeout(seconds, micros);
-  client.set_write_timeout(seconds, micros);
-  client.set_follow_location(false);
-#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
-  client.enable_server_certificate_verification(true);
-#endif
+  base::Result<std::unique_ptr<httplib::Client>> made = MakeClient(u->origin, url, timeout_s);
+  if (!made.ok()) return made.status();
+  httplib::Client& client = **made;
   std::string body;
   bool too_large = false;
   httplib::Result r = client.Get(
@@ -115,17 +127,9 @@ base::Result<std::string> HttpPostForm(const std::string& url,
                                        double timeout_s, int* status) {
   std::optional<SplitUrl> u = Split(url);
   if (!u) return base::Status::InvalidArgument("not an http(s) URL: " + url);
-  httplib::Client client(u->origin);
-  if (!client.is_valid()) return base::Status::InvalidArgument("cannot make a client for " + url);
-  const auto seconds = static_cast<time_t>(timeout_s);
-  const auto micros = static_cast<time_t>((timeout_s - static_cast<double>(seconds)) * 1e6);
-  client.set_connection_timeout(seconds, micros);
-  client.set_read_timeout(seconds, micros);
-  client.set_write_timeout(seconds, micros);
-  client.set_follow_location(false);
-#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
-  client.enable_server_certificate_verification(true);
-#endif
+  base::Result<std::unique_ptr<httplib::Client>> made = MakeClient(u->origin, url, timeout_s);
+  if (!made.ok()) return made.status();
+  httplib::Client& client = **made;
   httplib::Params params;
   for (const auto& [k, v] : form) params.emplace(k, v);
   httplib::Result r = client.Post(u->path, httplib::Headers{{"Accept", "application/json"}}, params);
