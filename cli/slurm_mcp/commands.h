@@ -83,6 +83,9 @@ struct ServeOptions {
   bool stdio = false;
   std::string http;  // HOST:PORT
   std::string token_file;
+  std::string tls_cert;  // --tls-cert / --tls-key: https
+  std::string tls_key;
+  bool behind_tls_proxy = false;
   OAuthFlags oauth;  // --auth-*: OAuth 2.1 access tokens instead of --token-file
   bool no_sessions = false;
   size_t max_body = 1 << 20;
@@ -137,7 +140,9 @@ struct CallOptions {
   std::string oauth_client_id;
   std::string oauth_secret_file;
   std::string oauth_scope;
-  std::string oauth_resource;  // default: http://HOST:PORT/mcp of --http
+  std::string oauth_resource;  // default: http(s)://HOST:PORT/mcp of --http
+  bool https = false;          // --https, or --tls-ca
+  std::string tls_ca;
   std::string tool;
   std::string args = "{}";  // a JSON object
   std::string era = "auto";  // auto, modern or legacy

@@ -51,9 +51,6 @@ void OAuthFlags::Add(CLI::App* serve) {
                     "value) to Slurm user name; without it a principal that is a valid Slurm "
                     "name is its own user; with it, a principal not listed has none")
       ->type_name("FILE");
-  serve->add_flag("--auth-behind-tls-proxy", behind_tls_proxy,
-                  "HTTP with --auth-issuer on a non-loopback address: a reverse proxy terminates "
-                  "TLS in front of this server (slurm-mcp does not speak TLS itself yet)");
 }
 
 namespace {
@@ -106,8 +103,7 @@ bool AsksForLogs(const mcp::Message& m) {
 
 }  // namespace
 
-base::Result<std::unique_ptr<OAuth>> OAuth::Make(const OAuthFlags& flags,
-                                                  const std::string& listen_host) {
+base::Result<std::unique_ptr<OAuth>> OAuth::Make(const OAuthFlags& flags) {
   if (flags.issuer.empty() || flags.audience.empty()) {
     return Status::InvalidArgument("--auth-issuer and --auth-audience go together");
   }
@@ -118,14 +114,6 @@ base::Result<std::unique_ptr<OAuth>> OAuth::Make(const OAuthFlags& flags,
   if (metadata_url.empty()) {
     return Status::InvalidArgument("--auth-audience must be this server's http(s) URI: " +
                                    flags.audience);
-  }
-  const bool loopback = listen_host == "127.0.0.1" || listen_host == "::1" ||
-                        listen_host == "localhost" || listen_host.rfind("127.", 0) == 0;
-  if (!loopback && !flags.behind_tls_proxy) {
-    return Status::InvalidArgument(
-        "refusing to take bearer tokens on " + listen_host +
-        " over plain HTTP: slurm-mcp does not speak TLS yet; put a TLS-terminating proxy in front "
-        "and say so with --auth-behind-tls-proxy");
   }
   for (const auto& [flag, scope] : {std::pair{"--auth-scope-read", flags.scopes.cluster},
                                     std::pair{"--auth-scope-own", flags.scopes.own},

@@ -34,7 +34,6 @@ struct OAuthFlags {
   mcp::ScopeNames scopes;  // --auth-scope-read, --auth-scope-own, --auth-scope-logs
   std::string user_map;    // --auth-user-map: principal -> Slurm user (YAML)
   double fetch_timeout_s = 3;
-  bool behind_tls_proxy = false;
 
   void Add(CLI::App* serve);
   bool enabled() const { return !issuer.empty() || !audience.empty(); }
@@ -42,11 +41,10 @@ struct OAuthFlags {
 
 class OAuth {
  public:
-  // Checks the flags against the listen host, fetches the issuer's keys once (a failure is not
+  // Checks the flags, fetches the issuer's keys once (a failure is not
   // fatal: every request is then refused with 503 until a refetch succeeds, and readiness says
   // why). InvalidArgument names the flag that is wrong.
-  static base::Result<std::unique_ptr<OAuth>> Make(const OAuthFlags& flags,
-                                                   const std::string& listen_host);
+  static base::Result<std::unique_ptr<OAuth>> Make(const OAuthFlags& flags);
 
   // The token checked, its principal mapped to a Slurm user (the map, or the principal itself when
   // it is a valid Slurm name and no map is given), and its scopes held against what is asked:

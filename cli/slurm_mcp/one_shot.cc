@@ -177,8 +177,15 @@ CLI::App* AddCall(CLI::App& app, CallOptions& o) {
                    "slurm:read, slurm:read:own, slurm:logs; default: the client's own)");
   call->add_option("--oauth-resource", o.oauth_resource,
                    "With --oauth-issuer: the resource the token is for, the server's "
-                   "--auth-audience (default: http://HOST:PORT/mcp of --http)")
+                   "--auth-audience (default: http(s)://HOST:PORT/mcp of --http)")
       ->type_name("URI");
+  call->add_flag("--https", o.https,
+                 "Speak TLS (the server's --tls-cert), checking its certificate against the "
+                 "system's CAs and its name against HOST");
+  call->add_option("--tls-ca", o.tls_ca,
+                   "Speak TLS, checking the server's certificate against the CAs in this PEM "
+                   "file instead of the system's")
+      ->check(CLI::ExistingFile);
   call->add_option("tool", o.tool, "Tool name")->required();
   call->add_option("--args", o.args, "Tool arguments as a JSON object")->capture_default_str();
   call->add_flag("--json", o.json, "The tool result as JSON");
@@ -240,6 +247,7 @@ int Call(const CallOptions& o) {
   if (!address.ok()) return Usage("--http " + address.status().message());
   Json args = Json::parse(o.args, nullptr, false);
   if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
+  const bool tls = o.https || !o.tls_ca.empty();
   TokenSource source;
   std::shared_ptr<mcp::auth::ClientCredentials> credentials;
   if (!o.token_file.empty()) {
@@ -260,15 +268,18 @@ int Call(const CallOptions& o) {
         .client_secret = *secret,
         .scope = o.oauth_scope,
         .resource = o.oauth_resource.empty()
-                        ? "http://" + UrlHost(address->host) + ":" + std::to_string(address->port) + "/mcp"
+                        ? std::string(tls ? "https" : "http") + "://" + UrlHost(address->host) + ":" +
+                              std::to_string(address->port) + "/mcp"
                         : o.oauth_resource});
     source = [credentials](bool refresh) { return credentials->Token(refresh); };
   } else if (!o.oauth_client_id.empty() || !o.oauth_secret_file.empty() || !o.oauth_scope.empty() ||
              !o.oauth_resource.empty()) {
     return Usage("--oauth-client-id, --oauth-client-secret-file, --oauth-scope and --oauth-resource go with --oauth-issuer");
   }
-  Client client(source ? std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp", source)
-                       : std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp"));
+  auto transport = source ? std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp", source)
+                         : std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp");
+  if (tls) transport->UseTls(o.tls_ca);
+  Client client(std::move(transport));
   const EraMode era = o.era == "modern"   ? EraMode::kModern
                       : o.era == "legacy" ? EraMode::kLegacy
                                           : EraMode::kAuto;

@@ -103,7 +103,7 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
   h.ready = [b = &backend] { return ReadinessJson(*b); };
   std::unique_ptr<OAuth> oauth;
   if (o.oauth.enabled()) {
-    base::Result<std::unique_ptr<OAuth>> made = OAuth::Make(o.oauth, h.host);
+    base::Result<std::unique_ptr<OAuth>> made = OAuth::Make(o.oauth);
     if (!made.ok()) return Usage(made.status().message());
     oauth = std::move(*made);
     h.authorize = [a = oauth.get()](std::optional<std::string_view> header,
@@ -121,6 +121,9 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
   }
   h.max_body_bytes = o.max_body;
   h.metrics = metrics;
+  h.tls_cert_file = o.tls_cert;
+  h.tls_key_file = o.tls_key;
+  h.tls_terminated_by_proxy = o.behind_tls_proxy;
   if (const std::string lowered = o.limits.FitToFileLimit(); !lowered.empty()) {
     std::cerr << "slurm-mcp: " << lowered << "\n";
   }
@@ -145,7 +148,8 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
     if (!served) transport.Stop();
   });
   base::Result<int> r = transport.Serve([&](int port) {
-    std::cerr << "slurm-mcp: serving MCP on http://" << UrlHost(h.host) << ":" << port << "/mcp ("
+    std::cerr << "slurm-mcp: serving MCP on " << (h.tls_cert_file.empty() ? "http" : "https")
+              << "://" << UrlHost(h.host) << ":" << port << "/mcp ("
               << backend.Label() << ")\n"
               << "slurm-mcp: readiness (outside MCP, reads nothing): GET " << h.ready_path << "\n";
   });
@@ -153,6 +157,8 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
   pthread_kill(stopper.native_handle(), SIGTERM);  // pending, and dropped, if it no longer waits
   stopper.join();
   if (!r.ok()) {
+    // A setting it refuses (a TLS key that is not the certificate's) is a usage error.
+    if (r.status().code() == base::Status::Code::kInvalidArgument) return Usage(r.status().message());
     std::cerr << "slurm-mcp: " << r.status().message() << "\n";
     return 1;
   }
@@ -170,6 +176,20 @@ CLI::App* AddServe(CLI::App& app, ServeOptions& o, BackendFlags& flags) {
                                       "HTTP: require 'Authorization: Bearer <file contents>'");
   o.oauth.Add(serve);
   token_opt->excludes(serve->get_option("--auth-issuer"));
+  auto* cert_opt = serve->add_option("--tls-cert", o.tls_cert,
+                                     "HTTP: serve https with this PEM certificate chain (leaf "
+                                     "first); TLS 1.2 or later; read once at start")
+                       ->check(CLI::ExistingFile);
+  auto* key_opt = serve->add_option("--tls-key", o.tls_key, "HTTP: the PEM private key of --tls-cert")
+                      ->check(CLI::ExistingFile);
+  cert_opt->needs(key_opt);
+  key_opt->needs(cert_opt);
+  serve
+      ->add_flag("--behind-tls-proxy,--auth-behind-tls-proxy", o.behind_tls_proxy,
+                 "HTTP without --tls-cert on a non-loopback address with a token (--token-file "
+                 "or --auth-issuer): a reverse proxy in front terminates TLS (without it, or "
+                 "--tls-cert, such a server refuses to start)")
+      ->excludes(cert_opt);
   serve->add_flag("--no-sessions", o.no_sessions, "HTTP: issue no Mcp-Session-Id");
   serve->add_option("--max-body", o.max_body, "HTTP: request body limit in bytes")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20))

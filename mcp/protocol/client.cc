@@ -483,7 +483,21 @@ std::unique_ptr<httplib::Client> HttpClientTransport::TakeConnection() {
   return NewConnection();
 }
 
+void HttpClientTransport::UseTls(std::string ca_file) {
+  tls_ = true;
+  ca_file_ = std::move(ca_file);
+}
+
 std::unique_ptr<httplib::Client> HttpClientTransport::NewConnection() const {
+  if (tls_) {
+    const std::string host = host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_;
+    auto cli = std::make_unique<httplib::Client>("https://" + host + ":" + std::to_string(port_));
+    cli->enable_server_certificate_verification(true);
+    if (!ca_file_.empty()) cli->set_ca_cert_path(ca_file_.c_str());
+    cli->set_keep_alive(true);
+    cli->set_tcp_nodelay(true);
+    return cli;
+  }
   auto cli = std::make_unique<httplib::Client>(host_, port_);
   cli->set_keep_alive(true);
   // A request written in two parts must not wait for the server's delayed ACK of the first.

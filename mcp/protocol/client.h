@@ -212,6 +212,10 @@ class HttpClientTransport : public ClientTransport {
 
   std::string session_id() const;
 
+  // https from the next connection on: the server's certificate checked against the PEM CAs in
+  // `ca_file` ('' : the system's) and its name against the host. Before the first request.
+  void UseTls(std::string ca_file);
+
   static constexpr std::size_t kMaxIdleConnections = 4;
 
  private:
@@ -234,6 +238,8 @@ class HttpClientTransport : public ClientTransport {
   const std::string path_;
   const std::optional<std::string> bearer_token_;
   const TokenSource token_source_;
+  bool tls_ = false;
+  std::string ca_file_;
   mutable std::mutex mu_;
   std::string session_id_;
   std::string protocol_version_;

@@ -4,11 +4,14 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <condition_variable>
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <openssl/ssl.h>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -26,6 +29,7 @@ using tcp = net::ip::tcp;
 using Strand = net::strand<net::io_context::executor_type>;
 using Socket = tcp::socket::rebind_executor<Strand>::other;
 using Stream = beast::basic_stream<tcp, Strand>;
+using TlsStream = beast::ssl_stream<Stream>;
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 // Until the header is screened (Beast 1.74 takes an absent limit for a limit of 0).
@@ -161,6 +165,8 @@ class MemoryExchange : public Exchange {
 
 class HttpCore::Impl {
  public:
+  class ConnectionBase;
+  template <class S>
   class Connection;
 
   Impl(Handler& handler, Limits limits) : handler_(handler), limits_(limits) {}
@@ -181,6 +187,12 @@ class HttpCore::Impl {
     }
     if (port < 0 || port > 65535) {
       return base::Status::InvalidArgument("port out of range: " + std::to_string(port));
+    }
+    if (limits_.tls_cert_file.empty() != limits_.tls_key_file.empty()) {
+      return base::Status::InvalidArgument("TLS needs both a certificate chain and its key");
+    }
+    if (!limits_.tls_cert_file.empty()) {
+      if (base::Status s = LoadTls(); !s.ok()) return s;
     }
     io_ = std::make_unique<net::io_context>(limits_.event_threads);
     // The acceptor, its retry timer and Stop()'s closing run on one strand; each connection on
@@ -232,14 +244,14 @@ class HttpCore::Impl {
       beast::error_code ec;
       acceptor_->close(ec);
       retry_->cancel();
-      std::vector<std::shared_ptr<Connection>> open;
+      std::vector<std::shared_ptr<ConnectionBase>> open;
       {
         std::lock_guard<std::mutex> lock(connections_mu_);
         for (auto& [raw, weak] : connections_) {
-          if (std::shared_ptr<Connection> c = weak.lock()) open.push_back(std::move(c));
+          if (std::shared_ptr<ConnectionBase> c = weak.lock()) open.push_back(std::move(c));
         }
       }
-      for (const std::shared_ptr<Connection>& c : open) Shutdown(c);
+      for (const std::shared_ptr<ConnectionBase>& c : open) Shutdown(c);
     });
     {
       std::unique_lock<std::mutex> lock(connections_mu_);
@@ -300,7 +312,32 @@ class HttpCore::Impl {
  private:
   void Accept();
   void OnAccepted(Socket socket);
-  static void Shutdown(const std::shared_ptr<Connection>& c);
+  static void Shutdown(const std::shared_ptr<ConnectionBase>& c);
+
+  // The server's TLS context from the PEM files: TLS 1.2 or later, no compression; a key that is
+  // not the certificate's is refused now rather than at the first handshake.
+  base::Status LoadTls() {
+    tls_.emplace(net::ssl::context::tls_server);
+    SSL_CTX* ctx = tls_->native_handle();
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+      return base::Status::Error("OpenSSL refused TLS 1.2 as the lowest version");
+    }
+    tls_->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_compression |
+                      net::ssl::context::single_dh_use);
+    beast::error_code ec;
+    tls_->use_certificate_chain_file(limits_.tls_cert_file, ec);
+    if (ec) {
+      return base::Status::InvalidArgument("cannot use the TLS certificate chain in " +
+                                           limits_.tls_cert_file + ": " + ec.message());
+    }
+    // OpenSSL checks the key against the certificate here ("key values mismatch").
+    tls_->use_private_key_file(limits_.tls_key_file, net::ssl::context::pem, ec);
+    if (ec) {
+      return base::Status::InvalidArgument("cannot use the TLS key in " + limits_.tls_key_file +
+                                           ": " + ec.message());
+    }
+    return base::Status();
+  }
 
   void AnswerReadError(MemoryStream& stream, beast::error_code ec) {
     if (std::optional<std::pair<int, std::string>> e = ReadError(ec, limits_.max_body_bytes)) {
@@ -309,7 +346,8 @@ class HttpCore::Impl {
   }
 
   // A new connection is registered; past a cap, the 503 it gets instead of being served.
-  std::optional<Response> Admit(const std::shared_ptr<Connection>& c, const std::string& address,
+  std::optional<Response> Admit(const std::shared_ptr<ConnectionBase>& c,
+                                const std::string& address,
                                 bool& counted) {
     std::lock_guard<std::mutex> lock(connections_mu_);
     connections_[c.get()] = c;
@@ -338,7 +376,7 @@ class HttpCore::Impl {
     return res;
   }
 
-  void Release(const Connection* c, const std::string& address, bool counted) {
+  void Release(const ConnectionBase* c, const std::string& address, bool counted) {
     std::lock_guard<std::mutex> lock(connections_mu_);
     connections_.erase(c);
     if (counted) {
@@ -358,6 +396,7 @@ class HttpCore::Impl {
   std::optional<net::steady_timer> retry_;  // accepting again after an accept error
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard_;
   std::optional<net::thread_pool> pool_;
+  std::optional<net::ssl::context> tls_;  // set by Bind() when the limits name a certificate
   bool bound_ = false;
   std::atomic<bool> stopping_{false};  // set on the acceptor's strand by Stop()
   std::mutex stop_mu_;
@@ -366,38 +405,60 @@ class HttpCore::Impl {
   // Every connection not yet destroyed; the caps count the ones served.
   mutable std::mutex connections_mu_;
   std::condition_variable connections_cv_;  // notified when none is left
-  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
+  std::unordered_map<const ConnectionBase*, std::weak_ptr<ConnectionBase>> connections_;
   std::unordered_map<std::string, std::size_t> per_address_;
   std::size_t serving_ = 0;
 };
 
-// One accepted connection, on its strand: waits for a request (idle timeout), reads its
-// header and body (header timeout), answers what the header alone decides, hands the rest to
-// the handler (a Deferred on the worker pool when it may wait), and writes what the Exchange
-// receives, in order, from whichever thread. Kept alive until the client or a limit closes it.
-class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connection>,
-                                        public Exchange {
+// What the registry and Stop() need of a connection, whichever its stream.
+class HttpCore::Impl::ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
  public:
-  Connection(Impl& impl, Socket socket, std::string address)
-      : impl_(impl), stream_(std::move(socket)), address_(std::move(address)) {}
+  virtual ~ConnectionBase() = default;
+  // The connection's strand: every handler of it runs there.
+  virtual Strand executor() = 0;
+  // Stop(): a connection that is not being answered is closed now; one that is, after its
+  // response. On the strand.
+  virtual void Shutdown() = 0;
+};
+
+// One accepted connection, on its strand, over a TCP stream (S = Stream) or TLS on it
+// (S = TlsStream): the TLS handshake first (header timeout), then waits for a request (idle
+// timeout), reads its header and body (header timeout), answers what the header alone decides,
+// hands the rest to the handler (a Deferred on the worker pool when it may wait), and writes what
+// the Exchange receives, in order, from whichever thread. Kept alive until the client or a limit
+// closes it.
+template <class S>
+class HttpCore::Impl::Connection : public ConnectionBase, public Exchange {
+ public:
+  static constexpr bool kTls = std::is_same_v<S, TlsStream>;
+
+  // `stream_args`: the socket, and for TLS the context.
+  template <class... StreamArgs>
+  Connection(Impl& impl, std::string address, StreamArgs&&... stream_args)
+      : impl_(impl), stream_(std::forward<StreamArgs>(stream_args)...), address_(std::move(address)) {}
   ~Connection() override { impl_.Release(this, address_, counted_); }
 
-  // Registers with the transport, then serves, or answers 503 when a cap is reached.
+  // Registers with the transport; over TLS, shakes hands; then serves, or answers 503 when a cap
+  // is reached. A handshake that fails or does not finish within the header timeout closes the
+  // connection without a word.
   void Open() {
     std::optional<Response> refusal = impl_.Admit(shared_from_this(), address_, counted_);
-    if (!refusal) return WaitRequest();
-    answering_ = true;
-    keep_alive_ = false;
-    Enqueue(Out{.kind = Out::kResponse,
-                .response = std::make_shared<Response>(std::move(*refusal))});
+    if constexpr (kTls) {
+      Lowest().expires_after(impl_.limits_.header_timeout);
+      stream_.async_handshake(
+          net::ssl::stream_base::server,
+          [self = Self(), refusal = std::move(refusal)](beast::error_code ec) mutable {
+            if (ec) return self->Close();
+            self->Serve(std::move(refusal));
+          });
+    } else {
+      Serve(std::move(refusal));
+    }
   }
 
-  // The connection's strand: every handler of it runs there.
-  auto executor() { return stream_.get_executor(); }
+  Strand executor() override { return Lowest().get_executor(); }
 
-  // Stop(): a connection that is not being answered is closed now; one that is, after its
-  // response.
-  void Shutdown() {
+  void Shutdown() override {
     if (!answering_) Close();
   }
 
@@ -428,15 +489,29 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
 
   static constexpr std::size_t kIdleRead = 1024;
 
+  std::shared_ptr<Connection> Self() {
+    return std::static_pointer_cast<Connection>(shared_from_this());
+  }
+  // The TCP stream, under TLS or not: its timer and its socket.
+  Stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  void Serve(std::optional<Response> refusal) {
+    if (!refusal) return WaitRequest();
+    answering_ = true;
+    keep_alive_ = false;
+    Enqueue(Out{.kind = Out::kResponse,
+                .response = std::make_shared<Response>(std::move(*refusal))});
+  }
+
   void WaitRequest() {
     answering_ = false;
     head_request_ = false;
     if (closed_) return;
     if (impl_.stopping_) return Close();
     if (buffer_.size() > 0) return ReadHeader();  // pipelined: the next request is here
-    stream_.expires_after(impl_.limits_.idle_timeout);
+    Lowest().expires_after(impl_.limits_.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kIdleRead),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            [self = Self()](beast::error_code ec, std::size_t n) {
                               self->buffer_.commit(n);
                               if (ec) return self->Close();
                               self->ReadHeader();
@@ -447,9 +522,9 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(kNoBodyLimit);  // the declared length is checked after the screen
-    stream_.expires_after(impl_.limits_.header_timeout);
+    Lowest().expires_after(impl_.limits_.header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            [self = Self()](beast::error_code ec, std::size_t) {
                               self->OnHeader(ec);
                             });
   }
@@ -469,35 +544,35 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     parser_->body_limit(impl_.limits_.max_body_bytes);
     if (!ExpectsContinue(req)) return ReadBody();
     auto interim = std::make_shared<StreamHead>(ContinueResponse());
-    stream_.expires_after(impl_.limits_.header_timeout);
+    Lowest().expires_after(impl_.limits_.header_timeout);
     http::async_write(stream_, *interim,
-                      [self = shared_from_this(), interim](beast::error_code e, std::size_t) {
+                      [self = Self(), interim](beast::error_code e, std::size_t) {
                         if (e) return self->Close();
                         self->ReadBody();
                       });
   }
 
   void ReadBody() {
-    stream_.expires_after(impl_.limits_.header_timeout);
+    Lowest().expires_after(impl_.limits_.header_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = Self()](beast::error_code ec, std::size_t) {
                        self->OnBody(ec);
                      });
   }
 
   void OnBody(beast::error_code ec) {
     if (ec) return OnReadError(ec);
-    stream_.expires_never();  // a call is bounded by the back-end's own timeouts
+    Lowest().expires_never();  // a call is bounded by the back-end's own timeouts
     Request request = parser_->release();
     parser_.reset();
     std::variant<Response, Deferred> answer = impl_.handler_.OnRequest(request);
     if (Response* now = std::get_if<Response>(&answer)) return Respond(std::move(*now));
     Deferred& later = std::get<Deferred>(answer);
     if (!later.on_worker || !impl_.pool_) return later.run(*this);
-    net::post(*impl_.pool_, [self = shared_from_this(), run = std::move(later.run)]() mutable {
+    net::post(*impl_.pool_, [self = Self(), run = std::move(later.run)]() mutable {
       run(*self);
       // This job may hold the last reference: it is let go on the strand.
-      auto executor = self->stream_.get_executor();
+      auto executor = self->executor();
       net::post(executor, [self = std::move(self)] {});
     });
   }
@@ -511,7 +586,7 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
   }
 
   void Post(Out out) {
-    net::post(stream_.get_executor(), [self = shared_from_this(), out = std::move(out)]() mutable {
+    net::post(executor(), [self = Self(), out = std::move(out)]() mutable {
       self->Enqueue(std::move(out));
     });
   }
@@ -530,8 +605,8 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     writing_ = true;
     Out& out = queue_.front();
     // A client that reads nothing for the idle timeout is given up on.
-    stream_.expires_after(impl_.limits_.idle_timeout);
-    auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    Lowest().expires_after(impl_.limits_.idle_timeout);
+    auto done = [self = Self()](beast::error_code ec, std::size_t) {
       self->OnWritten(ec);
     };
     const bool keep_alive = keep_alive_ && !impl_.stopping_;
@@ -571,20 +646,28 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
   // After a response that closes the connection: stop sending, then read and drop what the
   // client still sends (the body of a refused request) for a moment, so that closing with unread
   // bytes does not reset the connection before the client has read the response.
+  // Over TLS: the close_notify alert first (async_shutdown, which then waits for the client's;
+  // a client that sends anything else instead ends it early).
   void Linger() {
     answering_ = false;
     gone_ = true;
+    if constexpr (kTls) {
+      if (impl_.stopping_) return Close();
+      Lowest().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = Self()](beast::error_code) { self->Close(); });
+      return;
+    }
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec || impl_.stopping_) return Close();
-    stream_.expires_after(std::chrono::seconds(2));
+    Lowest().expires_after(std::chrono::seconds(2));
     Drain();
   }
 
   void Drain() {
     buffer_.clear();
     stream_.async_read_some(buffer_.prepare(kIdleRead),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            [self = Self()](beast::error_code ec, std::size_t) {
                               if (ec) return self->Close();
                               self->Drain();
                             });
@@ -596,12 +679,12 @@ class HttpCore::Impl::Connection : public std::enable_shared_from_this<Connectio
     gone_ = true;
     queue_.clear();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Lowest().close();
   }
 
   Impl& impl_;
-  Stream stream_;
+  S stream_;
   const std::string address_;
   bool counted_ = false;  // counts against the caps (set by Admit)
 
@@ -646,11 +729,18 @@ void HttpCore::Impl::OnAccepted(Socket socket) {
   socket.set_option(tcp::no_delay(true), ec);
   const tcp::endpoint remote = socket.remote_endpoint(ec);
   if (ec) return;  // gone already
-  auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address().to_string());
-  net::dispatch(c->executor(), [c] { c->Open(); });
+  std::string address = remote.address().to_string();
+  if (tls_) {
+    auto c = std::make_shared<Connection<TlsStream>>(*this, std::move(address), std::move(socket),
+                                                     *tls_);
+    net::dispatch(c->executor(), [c] { c->Open(); });
+  } else {
+    auto c = std::make_shared<Connection<Stream>>(*this, std::move(address), std::move(socket));
+    net::dispatch(c->executor(), [c] { c->Open(); });
+  }
 }
 
-void HttpCore::Impl::Shutdown(const std::shared_ptr<Connection>& c) {
+void HttpCore::Impl::Shutdown(const std::shared_ptr<ConnectionBase>& c) {
   net::post(c->executor(), [c] { c->Shutdown(); });
 }
 

@@ -93,6 +93,10 @@ struct Limits {
   std::size_t max_per_address = 2048;
   // Counts connections opened and closed (refused ones aside) and 503 refusals; may be null.
   Metrics* metrics = nullptr;
+  // TLS (both set, PEM files): every connection is TLS 1.2 or later, its handshake under
+  // header_timeout; the chain (leaf first) and its key are read once, by Bind(). Neither: HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class HttpCore {
@@ -104,7 +108,8 @@ class HttpCore {
   HttpCore& operator=(const HttpCore&) = delete;
 
   // Listens on host:port (0: a free port); the bound port. An invalid argument for limits it
-  // refuses or a second bind; unavailable "cannot bind HOST:PORT".
+  // refuses, a TLS certificate or key that cannot be used, or a second bind; unavailable
+  // "cannot bind HOST:PORT".
   base::Result<int> Bind(const std::string& host, int port);
   // Serves on the calling thread until Stop(). Only after a successful Bind().
   void Run();

@@ -4,17 +4,10 @@
 // should, a tool call on the worker pool does not block the event loop, and Stop() does not wait
 // for idle clients. Raw sockets where a client must misbehave; httplib::Client where it must not.
 // Bounds are generous (seconds) and only say "answered, not hung".
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -22,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "mcp/protocol/http_test_socket.h"
 #include "mcp/protocol/http_transport.h"
 #include "mcp/protocol/metrics.h"
 #include "mcp/protocol/server.h"
@@ -31,6 +25,11 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+using http_testing::kHalfHeader;
+using http_testing::kPing;
+using http_testing::Post;
+using http_testing::RaiseFileLimit;
+using http_testing::Socket;
 
 // A tool that sleeps in steps until done or cancelled, and one that answers at once.
 std::vector<Tool> Tools() {
@@ -58,84 +57,6 @@ std::vector<Tool> Tools() {
     return r;
   };
   return {slow, echo};
-}
-
-// A socket, closed when it goes.
-class Socket {
- public:
-  explicit Socket(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
-  bool connected() const { return connected_; }
-  bool Send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-  // Reads until the server closes (true) or `timeout` passes (false); what came is in `got`.
-  bool ReadUntilClosed(std::string& got, milliseconds timeout) {
-    const Clock::time_point deadline = Clock::now() + timeout;
-    char buf[4096];
-    while (Clock::now() < deadline) {
-      timeval tv{0, 50'000};
-      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n > 0) {
-        got.append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno == ECONNRESET) {
-        return true;
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        return true;
-      }
-    }
-    return false;
-  }
-  // Reads until `bytes` holds `marker` or `timeout` passes.
-  bool ReadUntil(std::string& got, const std::string& marker, milliseconds timeout) {
-    const Clock::time_point deadline = Clock::now() + timeout;
-    char buf[4096];
-    while (got.find(marker) == std::string::npos && Clock::now() < deadline) {
-      timeval tv{0, 50'000};
-      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
-      if (n == 0) break;
-    }
-    return got.find(marker) != std::string::npos;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
-
-std::string Post(const std::string& body, const std::string& extra_headers = "") {
-  return "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n"
-         "Content-Type: application/json\r\n" +
-         extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
-const std::string kPing = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
-const std::string kHalfHeader = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty";
-
-// The file-descriptor limit, raised to what `need` takes if the hard limit allows.
-bool RaiseFileLimit(rlim_t need) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
-  if (limit.rlim_cur >= need) return true;
-  if (limit.rlim_max < need) return false;
-  limit.rlim_cur = need;
-  return setrlimit(RLIMIT_NOFILE, &limit) == 0;
 }
 
 class HttpLimitsTest : public ::testing::Test {

@@ -623,8 +623,24 @@ TEST(HttpStartTest, OAuthAllowsAnotherAddressAndExcludesTheSharedToken) {
     EXPECT_EQ(r.status().message(), "a shared bearer token and OAuth are exclusive");
   }
   {
-    // Past the check, to the bind (198.18.0.1 is on no interface here: nothing listens).
+    // Tokens off loopback over plain HTTP: refused, whichever kind.
     HttpTransport t(server, HttpOptions{.host = "198.18.0.1", .authorize = allow});
+    base::Result<int> r = t.Start();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              "refusing to take bearer tokens on 198.18.0.1 over plain HTTP: give a TLS "
+              "certificate and key, or say that a reverse proxy in front terminates TLS");
+    HttpTransport shared(server, HttpOptions{.host = "198.18.0.1", .token = "s3cret-token-16by"});
+    r = shared.Start();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("over plain HTTP"), std::string::npos);
+  }
+  {
+    // A proxy terminates TLS: past the check, to the bind (198.18.0.1 is on no interface here:
+    // nothing listens).
+    HttpTransport t(server, HttpOptions{.host = "198.18.0.1",
+                                        .authorize = allow,
+                                        .tls_terminated_by_proxy = true});
     base::Result<int> r = t.Start();
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().message(), "cannot bind 198.18.0.1:0");

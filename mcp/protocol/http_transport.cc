@@ -285,7 +285,9 @@ class HttpTransport::Impl : public http_core::Handler {
                                        .idle_timeout = options_.idle_timeout,
                                        .max_connections = options_.max_connections,
                                        .max_per_address = options_.max_connections_per_address,
-                                       .metrics = options_.metrics}) {
+                                       .metrics = options_.metrics,
+                                       .tls_cert_file = options_.tls_cert_file,
+                                       .tls_key_file = options_.tls_key_file}) {
     for (const char* name : {"localhost", "127.0.0.1", "[::1]"}) allowed_hosts_.insert(name);
     allowed_hosts_.insert(HostHeaderName(options_.host));
     for (const std::string& name : options_.allowed_hosts) {
@@ -376,6 +378,13 @@ class HttpTransport::Impl : public http_core::Handler {
       return base::Status::InvalidArgument(
           "refusing to serve " + options_.host +
           " without a bearer token: only loopback addresses may run without one");
+    }
+    if (!IsLoopback(options_.host) && options_.tls_cert_file.empty() &&
+        !options_.tls_terminated_by_proxy) {
+      return base::Status::InvalidArgument(
+          "refusing to take bearer tokens on " + options_.host +
+          " over plain HTTP: give a TLS certificate and key, or say that a reverse proxy in front "
+          "terminates TLS");
     }
     if (options_.path.empty() || options_.path.front() != '/') {
       return base::Status::InvalidArgument("the endpoint path must start with '/': " +

@@ -49,8 +49,9 @@
 //
 // The bearer token is either a static shared secret (`token`), compared in constant time and never
 // logged, or an OAuth access token that `authorize` decides on (slurm-mcp: mcp/auth); the transport
-// knows nothing of JWTs. Binding to a non-loopback address requires one or the other. Nothing is
-// written to stdout.
+// knows nothing of JWTs. Binding to a non-loopback address requires one or the other, and TLS
+// (tls_cert_file) or a proxy that terminates it (tls_terminated_by_proxy), so that no token
+// crosses a network in clear. Nothing is written to stdout.
 #ifndef SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 #define SLURM_RCA_MCP_PROTOCOL_HTTP_TRANSPORT_H_
 
@@ -123,6 +124,13 @@ struct HttpOptions {
   // past a connection cap (503) (mcp/protocol/metrics.h). Not owned; must outlive the transport.
   // Null: nothing is counted.
   Metrics* metrics = nullptr;
+  // TLS (PEM files, both or neither): https, TLS 1.2 or later, the handshake under
+  // header_timeout; the caps, timeouts and limits above hold as over HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // A reverse proxy in front terminates TLS: bearer tokens may then be taken over plain HTTP off
+  // loopback (without TLS or this, a non-loopback address with a token is refused).
+  bool tls_terminated_by_proxy = false;
 };
 
 class HttpTransport {
