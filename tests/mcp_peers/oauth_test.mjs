@@ -1,7 +1,9 @@
 // slurm-mcp serve --auth-issuer as an OAuth 2.1 resource server, end to end with real parts: a
 // real OpenID Provider (oidc-provider, pinned in tests/mcp_peers/oidc/package.json) issues JWT
 // access tokens by client credentials with a resource indicator (RFC 8707), and the official MCP
-// TypeScript SDK clients (v1, 2025-11-25; v2, 2026-07-28) call slurm-mcp with them.
+// TypeScript SDK clients (v1, 2025-11-25; v2, 2026-07-28) call slurm-mcp with them, over plain
+// HTTP on loopback and over TLS (slurm-mcp --tls-cert with the test CA of mcp/testdata/tls, which
+// this script makes Node trust by running itself again with NODE_EXTRA_CA_CERTS).
 //
 //   node tests/mcp_peers/oauth_test.mjs [SLURM_MCP_BINARY] [SOURCE_DIR]
 //
@@ -21,6 +23,14 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const srcDir = path.resolve(process.argv[3] ?? path.join(here, '..', '..'));
 const bin = path.resolve(process.argv[2] ?? path.join(srcDir, 'build', 'bin', 'slurm-mcp'));
 const demo = path.join(srcDir, 'fixtures', 'demo');
+const tlsDir = path.join(srcDir, 'mcp', 'testdata', 'tls');
+const testCa = path.join(tlsDir, 'ca.pem');
+// Node reads NODE_EXTRA_CA_CERTS only at start: run again with it (this process only waits).
+if (process.env.NODE_EXTRA_CA_CERTS !== testCa) {
+  const again = spawnSync(process.execPath, process.argv.slice(1),
+                          { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: testCa } });
+  process.exit(again.status ?? 1);
+}
 const cache = process.env.SLURM_RCA_NPM_CACHE ?? path.join(os.homedir(), '.cache', 'slurm-rca', 'npm-peers');
 
 async function importFrom(prefix, specifier) {
@@ -65,6 +75,8 @@ async function freePort() {
 
 const mcpPort = await freePort();
 const audience = `http://127.0.0.1:${mcpPort}/mcp`;
+const tlsPort = await freePort();
+const tlsAudience = `https://127.0.0.1:${tlsPort}/mcp`;
 const otherAudience = 'http://127.0.0.1:9/another-resource';
 const SECRET = 'a-client-secret-of-at-least-32-characters';
 
@@ -96,7 +108,7 @@ async function startProvider(port, jwks) {
         defaultResource: () => audience,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, resource) => {
-          if (resource !== audience && resource !== otherAudience) throw new errors.InvalidTarget();
+          if (![audience, otherAudience, tlsAudience].includes(resource)) throw new errors.InvalidTarget();
           return { scope: 'slurm:read slurm:read:own slurm:logs', audience: resource, accessTokenTTL: 300,
                    accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
         },
@@ -125,9 +137,11 @@ const claimsOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url').toS
 const children = new Set();
 process.on('exit', () => { for (const c of children) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } } });
 
-async function startMcp(issuer, port, extra = []) {
+async function startMcp(issuer, port, extra = [], { tls = false } = {}) {
+  const tlsArgs = tls ? ['--tls-cert', path.join(tlsDir, 'server.pem'), '--tls-key', path.join(tlsDir, 'server.key')] : [];
   const args = ['serve', '--http', `127.0.0.1:${port}`, '--replay', demo, '--auth-issuer', issuer,
-                '--auth-audience', audience, '--auth-principal-claim', 'client_id', ...extra];
+                '--auth-audience', tls ? tlsAudience : audience, '--auth-principal-claim', 'client_id',
+                ...tlsArgs, ...extra];
   const child = spawn(bin, args, { cwd: srcDir, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
@@ -138,7 +152,7 @@ async function startMcp(issuer, port, extra = []) {
     await new Promise((r) => setTimeout(r, 50));
   }
   assert(/serving MCP on/.test(stderr), `slurm-mcp did not start: ${stderr}`);
-  return { url: `http://127.0.0.1:${port}`, stderr: () => stderr,
+  return { url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`, stderr: () => stderr,
            stop: async () => { child.kill('SIGTERM'); return exited; } };
 }
 
@@ -412,6 +426,74 @@ await check('no token reaches the server\'s log', async () => {
   const sig = good.split('.')[2];
   assert(!mcp.stderr().includes(sig.slice(0, 16)), 'the token is in stderr');
 });
+
+// Over TLS (issue #38, item 4): the same server with --tls-cert, its audience the https URL.
+const secure = await startMcp(provider.issuer, tlsPort, [], { tls: true });
+await check('over TLS: the SDK v1 client and the v2 client in both eras read with a token for the https resource', async () => {
+  const tlsToken = await token(provider.issuer, 'ops-agent', tlsAudience);
+  assert(claimsOf(tlsToken).aud === tlsAudience, `aud ${claimsOf(tlsToken).aud}`);
+  const seen = [];
+  const v1 = new sdk1.Client({ name: 'oauth-tls-v1', version: '1.0.0' });
+  await v1.connect(new sdk1.StreamableHTTPClientTransport(new URL(`${secure.url}/mcp`),
+    { requestInit: { headers: { Authorization: `Bearer ${tlsToken}` } } }));
+  const r1 = await v1.callTool({ name: 'slurm_overview', arguments: {} });
+  await v1.close();
+  assert(!r1.isError, JSON.stringify(r1).slice(0, 200));
+  seen.push('v1');
+  for (const [era, mode] of [['modern', { pin: '2026-07-28' }], ['legacy', undefined]]) {
+    const client = new sdk2.Client({ name: 'oauth-tls-v2', version: '1.0.0' },
+                                   mode ? { capabilities: {}, versionNegotiation: { mode } } : { capabilities: {} });
+    await client.connect(new sdk2.StreamableHTTPClientTransport(new URL(`${secure.url}/mcp`),
+      { requestInit: { headers: { Authorization: `Bearer ${tlsToken}` } } }));
+    const r = await client.callTool({ name: 'slurm_query', arguments: { topic: 'nodes' } });
+    const gotEra = client.getProtocolEra?.() ?? '?';
+    await client.close();
+    assert(!r.isError && gotEra === era, `${era}: era ${gotEra} ${JSON.stringify(r).slice(0, 200)}`);
+    seen.push(`v2 ${era}`);
+  }
+  return seen.join(', ');
+});
+
+await check('over TLS: the metadata names the https resource, an http-audience token is refused, nothing in clear', async () => {
+  const m = await (await fetch(`${secure.url}/.well-known/oauth-protected-resource/mcp`)).json();
+  assert(m.resource === tlsAudience, `resource ${m.resource}`);
+  const wrongAud = await post(`${secure.url}/mcp`, good, INIT);  // good: for the http resource
+  assert(wrongAud.status === 401, `a token for ${audience}: HTTP ${wrongAud.status}`);
+  let clear = '';
+  try {
+    const res = await fetch(`http://127.0.0.1:${tlsPort}/ready`);
+    clear = `HTTP ${res.status}`;
+  } catch (e) { clear = ''; }
+  assert(clear === '', `plain HTTP to the TLS port was answered: ${clear}`);
+  return `resource ${m.resource}; http-audience token 401; plain HTTP unanswered`;
+});
+
+await check('over TLS: slurm-mcp call --tls-ca with client credentials; without the CA it refuses the server', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oauth-tls-'));
+  try {
+    const secretFile = path.join(dir, 'secret');
+    fs.writeFileSync(secretFile, SECRET + '\n');
+    const call = (tlsFlags, args) => new Promise((resolve) => {
+      const child = spawn(bin, [
+        'call', '--http', `127.0.0.1:${tlsPort}`, ...tlsFlags, '--oauth-issuer', provider.issuer,
+        '--oauth-client-id', 'alice', '--oauth-client-secret-file', secretFile, '--oauth-scope', 'slurm:read:own',
+        'slurm_query', '--args', JSON.stringify(args)], { cwd: srcDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => { out += d; });
+      child.stderr.on('data', (d) => { out += d; });
+      child.on('exit', (status) => resolve({ status, out }));
+    });
+    const own = await call(['--tls-ca', testCa], { topic: 'queue' });
+    // The demo bundle holds no read narrowed to alice: the answer (a tool error, exit 1) names it.
+    assert(own.status === 1 && /NO EVIDENCE.*--user=alice/.test(own.out), `exit ${own.status}: ${own.out.slice(0, 300)}`);
+    const untrusting = await call(['--https'], { topic: 'queue' });
+    assert(untrusting.status === 1 && /SSLServerVerification/.test(untrusting.out), `exit ${untrusting.status}: ${untrusting.out}`);
+    return `own queue narrowed over TLS; --https without the CA: ${untrusting.out.trim().slice(0, 80)}`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+await secure.stop();
 
 // The issuer goes away: a new slurm-mcp fails closed (503), and /ready says why; then a rotation.
 await provider.close();
