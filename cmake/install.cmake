@@ -38,6 +38,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/slurm-mcp.service
         DESTINATION lib/systemd/system COMPONENT server)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/slurm-mcp.default
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/slurm-mcp/examples RENAME slurm-mcp COMPONENT server)
+# A reverse proxy that terminates TLS in front of it (tests/nginx_proxy_test.sh runs this file).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/nginx/slurm-mcp.conf
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/slurm-mcp/examples RENAME nginx-slurm-mcp.conf
+        COMPONENT server)
 
 # The benchmark's data, without the sources, tests and fuzz seeds that live beside it.
 foreach(dir scenarios fixtures)

@@ -31,6 +31,8 @@ packages=(
   prometheus
   # mcp_bench's HTTP load generator (make bench; bench/README.md)
   wrk
+  # the shipped reverse-proxy configuration is run in front of slurm-mcp (tests/nginx_proxy_test.sh)
+  nginx
 )
 
 [[ $# -gt 0 ]] && packages=("$@")

@@ -86,6 +86,7 @@ struct ServeOptions {
   std::string tls_cert;  // --tls-cert / --tls-key: https
   std::string tls_key;
   bool behind_tls_proxy = false;
+  std::vector<std::string> allowed_hosts;  // --allowed-host
   OAuthFlags oauth;  // --auth-*: OAuth 2.1 access tokens instead of --token-file
   bool no_sessions = false;
   size_t max_body = 1 << 20;

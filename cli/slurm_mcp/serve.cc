@@ -124,6 +124,7 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
   h.tls_cert_file = o.tls_cert;
   h.tls_key_file = o.tls_key;
   h.tls_terminated_by_proxy = o.behind_tls_proxy;
+  h.allowed_hosts = o.allowed_hosts;
   if (const std::string lowered = o.limits.FitToFileLimit(); !lowered.empty()) {
     std::cerr << "slurm-mcp: " << lowered << "\n";
   }
@@ -190,6 +191,11 @@ CLI::App* AddServe(CLI::App& app, ServeOptions& o, BackendFlags& flags) {
                  "or --auth-issuer): a reverse proxy in front terminates TLS (without it, or "
                  "--tls-cert, such a server refuses to start)")
       ->excludes(cert_opt);
+  serve->add_option("--allowed-host", o.allowed_hosts,
+                    "HTTP: a name besides loopback's and --http's that the Host and Origin headers "
+                    "may carry, such as a reverse proxy's public name (repeatable); any other is "
+                    "refused with 403 (DNS rebinding)")
+      ->type_name("NAME");
   serve->add_flag("--no-sessions", o.no_sessions, "HTTP: issue no Mcp-Session-Id");
   serve->add_option("--max-body", o.max_body, "HTTP: request body limit in bytes")
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20))
