@@ -9,8 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include <algorithm>
 #include <boost/asio/buffer.hpp>
+#include <memory>
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <cstdint>
@@ -126,7 +129,7 @@ bool ParseAnswer(const std::string& bytes, HttpAnswer* answer) {
 }
 
 base::Result<HttpAnswer> Exchange(int port, const std::string& request,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout, bool tls) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return base::Status::Unavailable("socket: " + std::string(std::strerror(errno)));
   timeval tv = {.tv_sec = static_cast<time_t>(timeout.count() / 1000),
@@ -138,8 +141,30 @@ base::Result<HttpAnswer> Exchange(int port, const std::string& request,
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     error = "connect to 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(errno);
   }
+  // Over TLS the same loop reads and writes through OpenSSL (one context for the process).
+  static SSL_CTX* const context = [] {
+    SSL_CTX* c = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(c, SSL_VERIFY_NONE, nullptr);
+    return c;
+  }();
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(tls ? SSL_new(context) : nullptr, &SSL_free);
+  if (tls && error.empty()) {
+    SSL_set_fd(ssl.get(), fd);
+    if (SSL_connect(ssl.get()) != 1) error = "TLS handshake with 127.0.0.1:" + std::to_string(port) + " failed";
+  }
+  auto send_some = [&](const char* data, size_t size) -> ssize_t {
+    if (!tls) return send(fd, data, size, MSG_NOSIGNAL);
+    const int n = SSL_write(ssl.get(), data, static_cast<int>(size));
+    return n > 0 ? n : -1;
+  };
+  auto recv_some = [&](char* data, size_t size) -> ssize_t {
+    if (!tls) return recv(fd, data, size, 0);
+    const int n = SSL_read(ssl.get(), data, static_cast<int>(size));
+    if (n > 0) return n;
+    return SSL_get_error(ssl.get(), n) == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  };
   for (size_t sent = 0; error.empty() && sent < request.size();) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = send_some(request.data() + sent, request.size() - sent);
     if (n <= 0) error = "send: " + std::string(std::strerror(errno));
     if (n > 0) sent += static_cast<size_t>(n);
   }
@@ -147,7 +172,7 @@ base::Result<HttpAnswer> Exchange(int port, const std::string& request,
   HttpAnswer answer;
   char buf[65536];
   while (error.empty() && !ParseAnswer(got, &answer)) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    const ssize_t n = recv_some(buf, sizeof buf);
     if (n > 0) {
       got.append(buf, static_cast<size_t>(n));
     } else if (n == 0 && Parse(got, /*closed=*/true, &answer)) {
@@ -157,6 +182,7 @@ base::Result<HttpAnswer> Exchange(int port, const std::string& request,
                      : "recv: " + std::string(std::strerror(errno));
     }
   }
+  ssl.reset();
   close(fd);
   if (!error.empty()) return base::Status::Unavailable(error);
   return answer;

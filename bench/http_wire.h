@@ -54,9 +54,10 @@ struct HttpAnswer {
 bool ParseAnswer(const std::string& bytes, HttpAnswer* answer);
 
 // One request on a fresh connection, its answer read whole, the connection closed. Fails (Status
-// Unavailable) on a refused connection, a closed one before the answer, or the timeout.
+// Unavailable) on a refused connection, a closed one before the answer, or the timeout. `tls`:
+// over TLS (OpenSSL; the server's certificate is not checked: a loopback benchmark).
 base::Result<HttpAnswer> Exchange(int port, const std::string& request,
-                                  std::chrono::milliseconds timeout);
+                                  std::chrono::milliseconds timeout, bool tls = false);
 
 // N connections to 127.0.0.1:port, held open. kHalf sends the first 40 bytes of `request` and
 // stops (a slowloris client); kIdle sends all of it, reads its answer and stays open (an idle

@@ -4,7 +4,7 @@
 // over stdio, and the C++ mcp::Client over stdio as a second row.
 //
 //   build/bin/mcp_bench [--seconds 5] [--reps 3] [--rows c8,fleet] [--json FILE]
-//                       [--slurm-mcp PATH] [--http-arg ARG]... [--no-reference] [--oauth]
+//                       [--slurm-mcp PATH] [--http-arg ARG]... [--no-reference] [--oauth] [--tls]
 //
 // The rows, what each figure means and what bounds it: bench/mcp_rows.h and bench/README.md.
 // Both servers replay a bundle written at start into a temporary directory: the last snapshot
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   std::string bundle = std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/demo";
   std::string slurm_mcp, reference_node, json_path, row_list;
   std::vector<std::string> http_args;
-  bool no_reference = false, oauth = false;
+  bool no_reference = false, oauth = false, tls = false;
   int slowloris = 256, fleet = 1000;
   app.add_option("--seconds", o.seconds, "Seconds per repetition of a row (whole seconds)")
       ->check(CLI::Range(1.0, 3600.0))
@@ -174,6 +174,10 @@ int main(int argc, char** argv) {
   auto* node_opt = app.add_option("--reference-node", reference_node,
                                   "node for the TypeScript reference (default: node on PATH)");
   app.add_flag("--no-reference", no_reference, "Measure slurm-mcp only")->excludes(node_opt);
+  app.add_flag("--tls", tls,
+               "Also measure slurm-mcp serving https (--tls-cert with the test certificate of "
+               "mcp/testdata/tls; server mcp+tls; its wrk rows only: held connections are plain "
+               "TCP), and print the cost per call");
   app.add_flag("--oauth", oauth,
                "Also measure slurm-mcp with --auth-issuer, an ES256 JWT access token on every "
                "request (server mcp+oauth; its HTTP rows only), and print the cost per call");
@@ -288,6 +292,13 @@ int main(int argc, char** argv) {
     servers.back().http_argv.insert(servers.back().http_argv.end(), oauth_args.begin(),
                                     oauth_args.end());
   }
+  if (tls) {
+    const std::string dir = std::string(SLURM_RCA_SOURCE_DIR) + "/mcp/testdata/tls/";
+    servers.push_back({"mcp+tls", {}, servers.front().http_argv, "", /*tls=*/true});
+    for (const char* arg : {"--tls-cert", "server.pem", "--tls-key", "server.key"}) {
+      servers.back().http_argv.push_back(arg[0] == '-' ? std::string(arg) : dir + arg);
+    }
+  }
   const std::vector<bench::ServerFigures> figures = bench::RunSideBySide(o, servers, rows);
   fs::remove_all(served);
 
@@ -322,7 +333,14 @@ int main(int argc, char** argv) {
   }
   bench::PrintTable(figures, rows, bench::Nproc());
   bench::PrintTargets(figures[0], ref.not_measured.empty() ? &figures[1] : nullptr, rows);
-  if (oauth) bench::PrintAuthCost(figures[0], figures.back(), rows);
+  for (size_t i = 1; i < figures.size(); ++i) {
+    if (figures[i].name == "mcp+oauth") {
+      bench::PrintCostAgainst(figures[0], figures[i], rows, "an access token checked on every request");
+    }
+    if (figures[i].name == "mcp+tls") {
+      bench::PrintCostAgainst(figures[0], figures[i], rows, "TLS on every connection (keep-alive: one handshake per connection)");
+    }
+  }
   if (!ref.not_measured.empty()) {
     std::printf("reference not measured: %s\n", ref.not_measured.c_str());
   }

@@ -133,7 +133,7 @@ ServerProcess::~ServerProcess() {
 
 base::Result<int> ServerProcess::WaitForPort(std::string* banner) {
   const auto deadline = Clock::now() + kStartTimeout;
-  const std::string marker = "serving MCP on http://";
+  const std::string marker = "serving MCP on http";  // http:// or https://
   while (Clock::now() < deadline) {
     const std::string text = StderrText();
     const size_t at = text.find(marker);

@@ -149,9 +149,9 @@ void PrintTable(const std::vector<ServerFigures>& figures, const std::vector<Row
       cores);
 }
 
-void PrintAuthCost(const ServerFigures& plain, const ServerFigures& oauth,
-                   const std::vector<RowSpec>& rows) {
-  std::printf("\nan access token checked on every request (%s) against none (%s), same binary:\n",
+void PrintCostAgainst(const ServerFigures& plain, const ServerFigures& oauth,
+                      const std::vector<RowSpec>& rows, const std::string& what) {
+  std::printf("\n%s (%s) against plain HTTP without a token (%s), same binary:\n", what.c_str(),
               oauth.name.c_str(), plain.name.c_str());
   for (const RowSpec& row : rows) {
     if (row.kind != RowSpec::Kind::kHttp) continue;

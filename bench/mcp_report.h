@@ -28,11 +28,11 @@ void PrintTable(const std::vector<ServerFigures>& figures, const std::vector<Row
 void PrintTargets(const ServerFigures& ours, const ServerFigures* reference,
                   const std::vector<RowSpec>& rows);
 
-// What checking an OAuth access token on every request costs: for each HTTP row both measured,
-// the server CPU per call of `oauth` (slurm-mcp --auth-issuer, a token on every request) less
-// `plain`'s (the same binary without), and the rates side by side.
-void PrintAuthCost(const ServerFigures& plain, const ServerFigures& oauth,
-                   const std::vector<RowSpec>& rows);
+// What a variant of the same binary costs per call (`what`: an access token checked on every
+// request, slurm-mcp --auth-issuer; TLS, --tls-cert): for each HTTP row both measured, the server
+// CPU per call of `other` less `plain`'s, and the rates side by side.
+void PrintCostAgainst(const ServerFigures& plain, const ServerFigures& other,
+                      const std::vector<RowSpec>& rows, const std::string& what);
 
 // `header` (the machine, the options) with every repetition of every row and server.
 base::Status WriteJson(const std::string& path, mcp::Json header,

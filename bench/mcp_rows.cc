@@ -83,11 +83,13 @@ struct HttpServer {
   int port = 0;
   std::string holder_session;                // the session the held connections' one call each uses
   std::string bearer, bearer_file;           // the token every request carries, and its file
+  bool tls = false;
   std::map<std::string, Expected> expected;  // by topic
 };
 
-base::Result<std::string> OpenSession(int port, const std::string& bearer, std::string* info) {
-  auto init = Exchange(port, McpPost(port, kInitializeBody, "", bearer), kCallTimeout);
+base::Result<std::string> OpenSession(int port, const std::string& bearer, bool tls,
+                                      std::string* info) {
+  auto init = Exchange(port, McpPost(port, kInitializeBody, "", bearer), kCallTimeout, tls);
   if (!init.ok()) return base::Status::Error("initialize: " + init.status().message());
   const Json reply = Json::parse(Message(*init), nullptr, false);
   if (init->status != 200 || !reply.is_object() || !reply.contains("result")) {
@@ -99,7 +101,7 @@ base::Result<std::string> OpenSession(int port, const std::string& bearer, std::
     *info = server.value("name", "?") + " " + server.value("version", "?");
   }
   const std::string session = init->Header("Mcp-Session-Id");
-  auto done = Exchange(port, McpPost(port, kInitializedBody, session, bearer), kCallTimeout);
+  auto done = Exchange(port, McpPost(port, kInitializedBody, session, bearer), kCallTimeout, tls);
   if (!done.ok() || done->status / 100 != 2) {
     return base::Status::Error(
         "notifications/initialized: " +
@@ -110,15 +112,15 @@ base::Result<std::string> OpenSession(int port, const std::string& bearer, std::
 
 // One call per topic, parsed: the rows it carries become what every later answer must carry.
 base::Status Probe(const RunOptions& options, HttpServer& s, ServerFigures& f) {
-  base::Result<std::string> session = OpenSession(s.port, s.bearer, &f.info);
+  base::Result<std::string> session = OpenSession(s.port, s.bearer, s.tls, &f.info);
   if (!session.ok()) return session.status();
-  base::Result<std::string> holder = OpenSession(s.port, s.bearer, nullptr);
+  base::Result<std::string> holder = OpenSession(s.port, s.bearer, s.tls, nullptr);
   if (!holder.ok()) return holder.status();
   s.holder_session = *holder;
   for (const char* topic : {"nodes", "queue"}) {
     Expected e{.arguments = Json{{"topic", topic}}.dump()};
     auto a = Exchange(s.port, McpPost(s.port, CallBody(e.arguments), *session, s.bearer),
-                      kCallTimeout);
+                      kCallTimeout, s.tls);
     if (!a.ok()) return base::Status::Error(std::string(topic) + ": " + a.status().message());
     const std::string message = Message(*a);
     const Json reply = Json::parse(message, nullptr, false);
@@ -181,10 +183,11 @@ void NoteOthers(Rep& rep, double busy0) {
 }
 
 // Ends the sessions a run opened, as clients that leave would; how many DELETEs failed.
-long EndSessions(int port, const std::vector<std::string>& ids, const std::string& bearer) {
+long EndSessions(int port, const std::vector<std::string>& ids, const std::string& bearer,
+                 bool tls) {
   long failed = 0;
   for (const std::string& id : ids) {
-    auto a = Exchange(port, McpDelete(port, id, bearer), kCallTimeout);
+    auto a = Exchange(port, McpDelete(port, id, bearer), kCallTimeout, tls);
     failed += !a.ok() || a->status / 100 != 2;
   }
   return failed;
@@ -408,7 +411,8 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
                                      .rows = e.rows,
                                      .row_key = e.row_key,
                                      .expected_file = e.answer_file,
-                                     .bearer_file = s.bearer_file});
+                                     .bearer_file = s.bearer_file,
+                                     .tls = s.tls});
   rep.server_cpu_seconds = CpuSeconds(pid) - cpu0;
   if (held) {
     const HeldConnections::Counts c = held->Stop();
@@ -424,7 +428,7 @@ Rep MeasureHttp(const RowSpec& row, HttpServer& s, const RunOptions& options) {
   }
   rep.loadgen_cpu_seconds = run->cpu_seconds;
   NoteOthers(rep, busy0);
-  if (const long failed = EndSessions(s.port, run->session_ids, s.bearer); failed > 0) {
+  if (const long failed = EndSessions(s.port, run->session_ids, s.bearer, s.tls); failed > 0) {
     rep.note += (rep.note.empty() ? "" : "; ") + std::to_string(failed) + " of " +
                 std::to_string(run->session_ids.size()) + " session DELETEs failed after the run";
   }
@@ -520,6 +524,7 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
       continue;
     }
     http[i].process = std::move(started).value();
+    http[i].tls = servers[i].tls;
     if (!servers[i].bearer_file.empty()) {
       http[i].bearer_file = servers[i].bearer_file;
       std::ifstream in(servers[i].bearer_file);
@@ -549,8 +554,9 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
                                           .rows = http[i].expected["nodes"].rows,
                                           .row_key = http[i].expected["nodes"].row_key,
                                           .expected_file = http[i].expected["nodes"].answer_file,
-                                          .bearer_file = http[i].bearer_file});
-      if (warm.ok()) EndSessions(http[i].port, warm->session_ids, http[i].bearer);
+                                          .bearer_file = http[i].bearer_file,
+                                          .tls = http[i].tls});
+      if (warm.ok()) EndSessions(http[i].port, warm->session_ids, http[i].bearer, http[i].tls);
     }
   }
   std::printf("\nrepetitions (servers take turns within each):\n");
@@ -561,6 +567,7 @@ std::vector<ServerFigures> RunSideBySide(const RunOptions& options,
         if (!http[i].process) continue;  // no probe, so no expected answer
         const bool stdio = row.kind != RowSpec::Kind::kHttp;
         if (stdio && servers[i].stdio_argv.empty()) continue;
+        if (!stdio && row.held > 0 && servers[i].tls) continue;  // held connections are plain
         Rep r = stdio
                     ? MeasureStdio(row, servers[i], http[i].expected.at(row.topic), options.seconds)
                     : MeasureHttp(row, http[i], options);

@@ -48,6 +48,9 @@ struct ServerUnderTest {
   std::vector<std::string> http_argv;   // listens on 127.0.0.1:0 and says where on stderr
   // A file holding the bearer token every HTTP request carries (slurm-mcp --auth-issuer); "": none.
   std::string bearer_file;
+  // It speaks https (slurm-mcp --tls-cert): wrk and the probe speak TLS; rows that hold
+  // connections (plain TCP) are not run on it.
+  bool tls = false;
 };
 
 struct RowSpec {

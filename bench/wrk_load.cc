@@ -46,7 +46,8 @@ base::Result<WrkRun> RunWrk(const WrkOptions& o) {
                                          timeout,
                                          "-s",
                                          o.script,
-                                         "http://127.0.0.1:" + std::to_string(o.port) + "/mcp",
+                                         (o.tls ? "https" : "http") + std::string("://127.0.0.1:") +
+                                             std::to_string(o.port) + "/mcp",
                                          "--",
                                          o.arguments,
                                          std::to_string(o.rows),

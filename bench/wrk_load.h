@@ -34,6 +34,7 @@ struct WrkOptions {
   std::string row_key;         // a key each row object has once
   std::string expected_file;   // an answer checked before the run ("": none); see mcp_session.lua
   std::string bearer_file;     // a file holding the bearer token every request carries ("": none)
+  bool tls = false;            // https://127.0.0.1:port/mcp
 };
 
 struct WrkRun {
