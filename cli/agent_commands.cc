@@ -442,8 +442,31 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   if (c->kind == "agent" && o.model.backend.kind.empty()) {
     return Fail("configuration " + o.config + " needs a model: --backend ...", kUsage);
   }
+  session::SessionOptions so;
+  if (!o.mcp_url.empty()) {
+    if (c->tools == "raw") {
+      return Fail("configuration " + o.config +
+                      " reads Slurm itself (raw commands), which a remote slurm-mcp cannot do; "
+                      "drop --mcp-url or pick an MCP configuration",
+                  kUsage);
+    }
+    base::Result<session::SessionOptions::Remote> remote = session::RemoteFromUrl(o.mcp_url);
+    if (!remote.ok()) return Fail(remote.status().message(), kUsage);
+    if (!o.mcp_tls_ca.empty() && !remote->tls) {
+      return Fail("--mcp-tls-ca goes with an https --mcp-url", kUsage);
+    }
+    remote->ca_file = o.mcp_tls_ca;
+    base::Result<mcp::auth::TokenFunction> token =
+        mcp::auth::MakeTokenSource(o.mcp_auth, o.mcp_url, "--mcp-");
+    if (!token.ok()) return Fail(token.status().message(), kUsage);
+    remote->token = *token;
+    so.source = session::SessionOptions::Source::kRemote;
+    so.remote = *remote;
+  }
   std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
-  if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
+  if (slurm_mcp.empty() && o.mcp_url.empty()) {
+    return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
+  }
   std::unique_ptr<agents::Backend> model;
   if (c->kind == "agent") {
     auto m = agents::MakeBackend(o.model.backend, ProcessEnvironment);
@@ -455,9 +478,10 @@ int DiagnoseCommand(const DiagnoseOptions& o) {
   if (auto mapped = mcp::LiveOptionsFromFlags(o.cluster); !mapped.ok()) {
     return Fail(mapped.status().message(), kUsage);
   }
-  session::SessionOptions so;
   so.slurm_mcp = slurm_mcp;
-  if (!o.replay.empty()) {
+  if (!o.mcp_url.empty()) {
+    // kRemote, set above
+  } else if (!o.replay.empty()) {
     so.bundle_dir = o.replay;
     so.offset_s = o.offset_s;
   } else {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agents/llm/backend.h"
+#include "mcp/auth/client_credentials.h"
 #include "mcp/backend/live_flags.h"
 #include "scenarios/scenario.h"
 
@@ -53,6 +54,11 @@ struct DiagnoseOptions {
   double offset_s = 120;
   std::string transcript;               // where to write it; empty: none
   std::string slurm_mcp;
+  // Or a slurm-mcp already serving (--mcp-url), its tokens (--mcp-token-file, --mcp-oauth-*) and
+  // the CAs its certificate is checked against (--mcp-tls-ca).
+  std::string mcp_url;
+  mcp::auth::ClientTokenFlags mcp_auth;
+  std::string mcp_tls_ca;
   bool json = false;
 };
 int DiagnoseCommand(const DiagnoseOptions& o);

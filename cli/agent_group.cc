@@ -118,6 +118,45 @@ class AgentCommandGroup : public CommandGroup {
         ->capture_default_str();
     diagnose->add_option("--transcript", diag.transcript, "Write the run's transcript here");
     diagnose->add_option("--slurm-mcp", diag.slurm_mcp, "slurm-mcp binary");
+    auto* mcp_url =
+        diagnose
+            ->add_option("--mcp-url", diag.mcp_url,
+                         "Read through a slurm-mcp already serving Streamable HTTP at this "
+                         "http(s)://HOST:PORT/mcp URL (a site's shared server, perhaps behind "
+                         "OAuth), instead of starting one; not with configuration A, whose raw "
+                         "reads need the cluster itself")
+            ->type_name("URL");
+    diagnose
+        ->add_option("--mcp-token-file", diag.mcp_auth.token_file,
+                     "--mcp-url: send 'Authorization: Bearer <file contents>' (read again after "
+                     "a 401)")
+        ->needs(mcp_url);
+    diagnose
+        ->add_option("--mcp-oauth-issuer", diag.mcp_auth.issuer,
+                     "--mcp-url: get access tokens from this OAuth issuer by the client "
+                     "credentials grant, renewed when they expire or are refused")
+        ->type_name("URL")
+        ->needs(mcp_url);
+    diagnose->add_option("--mcp-oauth-client-id", diag.mcp_auth.client_id,
+                         "With --mcp-oauth-issuer: the client id");
+    diagnose
+        ->add_option("--mcp-oauth-client-secret-file", diag.mcp_auth.client_secret_file,
+                     "With --mcp-oauth-issuer: a file holding the client secret")
+        ->type_name("FILE");
+    diagnose->add_option("--mcp-oauth-scope", diag.mcp_auth.scope,
+                         "With --mcp-oauth-issuer: the scopes asked for (slurm:read, "
+                         "slurm:read:own, slurm:logs)");
+    diagnose
+        ->add_option("--mcp-oauth-resource", diag.mcp_auth.resource,
+                     "With --mcp-oauth-issuer: the server's --auth-audience (default: --mcp-url)")
+        ->type_name("URI");
+    diagnose
+        ->add_option("--mcp-tls-ca", diag.mcp_tls_ca,
+                     "--mcp-url https: check the server's certificate against the CAs in this PEM "
+                     "file instead of the system's")
+        ->check(CLI::ExistingFile)
+        ->needs(mcp_url);
+    mcp_url->excludes(diagnose->get_option("--replay"));
     diagnose->add_flag("--json", diag.json, "The answer as JSON");
 
     collect = app.add_subcommand(

@@ -7,6 +7,7 @@
 
 #include "mcp/backend/live_backend.h"
 #include "mcp/backend/replay_backend.h"
+#include "mcp/protocol/client.h"
 #include "scenarios/live/mcp_child.h"
 #include "scenarios/live/runner.h"
 
@@ -59,13 +60,82 @@ base::Result<std::vector<std::string>> OpenLab(const SessionOptions& o, ChildSes
   return live::LiveServeArgs(*session.lab_, host, kLabReadTimeoutS);
 }
 
+// kRemote: the MCP client of a server that runs elsewhere; no back-end (raw reads need one).
+class RemoteSession : public agents::Session {
+ public:
+  mcp::Client* client() override { return client_.get(); }
+  mcp::Backend* backend() override { return nullptr; }
+  std::unique_ptr<mcp::Client> client_;
+};
+
+base::Result<std::unique_ptr<agents::Session>> OpenRemote(const SessionOptions::Remote& r) {
+  auto transport = r.token ? std::make_unique<mcp::HttpClientTransport>(r.host, r.port, r.path, r.token)
+                           : std::make_unique<mcp::HttpClientTransport>(r.host, r.port, r.path);
+  if (r.tls) transport->UseTls(r.ca_file);
+  mcp::ClientOptions options;
+  options.timeout = std::chrono::milliseconds(60000);
+  auto session = std::make_unique<RemoteSession>();
+  session->client_ = std::make_unique<mcp::Client>(std::move(transport), options);
+  auto connected = session->client_->Connect("rca-bench", "0.1.0", mcp::EraMode::kAuto);
+  if (!connected.ok()) {
+    return base::Status::Unavailable("slurm-mcp at " + r.url + ": " + connected.status().ToString());
+  }
+  return std::unique_ptr<agents::Session>(std::move(session));
+}
+
 }  // namespace
+
+base::Result<SessionOptions::Remote> RemoteFromUrl(const std::string& url) {
+  SessionOptions::Remote r;
+  r.url = url;
+  const auto bad = [&](const std::string& why) {
+    return base::Status::InvalidArgument("--mcp-url " + url + ": " + why);
+  };
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    r.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return bad("not an http:// or https:// URL");
+  }
+  const std::size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) r.path = rest.substr(slash);
+  if (r.path.find_first_of("?#") != std::string::npos) return bad("no query or fragment here");
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string::npos) return bad("an IPv6 address without its ]");
+    r.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') return bad("junk after the IPv6 address");
+      port = authority.substr(close + 2);
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    r.host = authority.substr(0, colon);
+    if (colon != std::string::npos) port = authority.substr(colon + 1);
+  }
+  if (r.host.empty() || r.host.find_first_of("@ ") != std::string::npos) return bad("no host");
+  if (port.empty()) {
+    r.port = r.tls ? 443 : 80;
+  } else if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+             std::stoi(port) < 1 || std::stoi(port) > 65535) {
+    return bad("the port must be 1 to 65535");
+  } else {
+    r.port = std::stoi(port);
+  }
+  return r;
+}
 
 std::vector<std::string> ReplayServeArgs(const std::string& bundle_dir, double offset_s) {
   return {"--replay", bundle_dir, "--offset", std::to_string(offset_s)};
 }
 
 base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions& o) {
+  if (o.source == SessionOptions::Source::kRemote) return OpenRemote(o.remote);
   auto session = std::make_unique<ChildSession>();
   std::vector<std::string> serve_args;
   switch (o.source) {
@@ -93,6 +163,8 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
       serve_args = mcp::ServeArgs(o.cluster);
       break;
     }
+    case SessionOptions::Source::kRemote:
+      break;  // opened above
   }
   auto child = live::McpChild::Start(o.slurm_mcp, serve_args);
   if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());

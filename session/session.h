@@ -1,12 +1,14 @@
 // OpenSession: the one place an agent's session is opened (agents::Session, agents/harness.h):
 // slurm-mcp as a stdio child with the MCP client connected to it, beside an mcp::Backend of the
 // same evidence for the raw reads of configuration A. Used by `rca-bench run` and `rca-bench
-// diagnose` and by bench/agent_loop_bench. Three sources, one SessionOptions:
+// diagnose` and by bench/agent_loop_bench. Four sources, one SessionOptions:
 //
 //   kReplay   a recorded bundle at an offset (run --mode replay, diagnose --replay)
 //   kLab      a fresh live lab with a scenario injected, read offset_s later; healed and taken
 //             down when the session ends (run --mode live; needs root)
 //   kCluster  the running cluster, read as slurm-mcp's back-end flags say (diagnose)
+//   kRemote   a slurm-mcp already serving Streamable HTTP, perhaps https behind OAuth (diagnose
+//             --mcp-url): no child and no back-end, so no raw reads (configuration A)
 //
 //   SessionOptions o;
 //   o.slurm_mcp = live::SiblingProgram("slurm-mcp");
@@ -26,6 +28,7 @@
 #ifndef SLURM_RCA_SESSION_SESSION_H_
 #define SLURM_RCA_SESSION_SESSION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +42,7 @@
 namespace slurm_rca::session {
 
 struct SessionOptions {
-  enum class Source { kReplay, kLab, kCluster };
+  enum class Source { kReplay, kLab, kCluster, kRemote };
   // Where the evidence comes from (see above).
   Source source = Source::kReplay;
   // The slurm-mcp started as the stdio child; required (live::SiblingProgram finds the one beside
@@ -56,7 +59,23 @@ struct SessionOptions {
   live::LabOptions lab;
   // kCluster: how the cluster is read; the child gets the same flags (mcp::ServeArgs).
   mcp::LiveFlags cluster;
+  // kRemote: where the server is (RemoteFromUrl), how to reach it and its tokens.
+  struct Remote {
+    std::string url;  // as given, for messages
+    std::string host;
+    int port = 0;
+    std::string path = "/mcp";
+    bool tls = false;     // https: the certificate checked against ca_file ('': the system's CAs)
+    std::string ca_file;
+    // Bearer tokens (mcp::TokenSource's shape; mcp/auth MakeTokenSource); empty: none.
+    std::function<base::Result<std::string>(bool refresh)> token;
+  };
+  Remote remote;
 };
+
+// http(s)://HOST[:PORT][/PATH] (PATH default /mcp, PORT 80 or 443, HOST may be [IPv6]) as a
+// Remote without its CA and token; InvalidArgument naming what is wrong.
+base::Result<SessionOptions::Remote> RemoteFromUrl(const std::string& url);
 
 // The session `options` describe, its child started and its client initialized; never null.
 base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions& options);

@@ -16,6 +16,7 @@
 
 #include "cli/slurm_mcp/oauth.h"
 #include "base/status.h"
+#include "mcp/auth/client_credentials.h"
 #include "mcp/backend/audit_log.h"
 #include "mcp/backend/live_flags.h"
 #include "mcp/evidence/evidence.h"
@@ -135,13 +136,9 @@ int Query(const BackendFlags& flags, const OneShotOptions& options);
 // call: one tool of a running slurm-mcp over HTTP, through the C++ MCP client.
 struct CallOptions {
   std::string http;  // HOST:PORT
-  std::string token_file;
-  // OAuth client credentials (mcp/auth/client_credentials.h), instead of --token-file.
-  std::string oauth_issuer;
-  std::string oauth_client_id;
-  std::string oauth_secret_file;
-  std::string oauth_scope;
-  std::string oauth_resource;  // default: http(s)://HOST:PORT/mcp of --http
+  // --token-file, or OAuth client credentials (--oauth-*; mcp/auth/client_credentials.h); the
+  // resource defaults to http(s)://HOST:PORT/mcp of --http.
+  mcp::auth::ClientTokenFlags auth;
   bool https = false;          // --https, or --tls-ca
   std::string tls_ca;
   std::string tool;

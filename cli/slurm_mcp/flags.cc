@@ -171,11 +171,7 @@ void HttpLimits::ApplyTo(HttpOptions& h, bool replay) const {
 }
 
 base::Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument("cannot read --token-file " + path);
-  std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  return t;
+  return mcp::auth::ReadSecretFile(path, "--token-file");
 }
 
 }  // namespace slurm_rca::cli::slurm_mcp

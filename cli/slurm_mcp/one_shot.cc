@@ -159,23 +159,23 @@ CLI::App* AddCall(CLI::App& app, CallOptions& o) {
       "call", "Call a tool on a running slurm-mcp over HTTP, with the C++ MCP client");
   call->add_option("--http", o.http, "HOST:PORT of the server")->required();
   auto* token_file = call->add_option(
-      "--token-file", o.token_file,
+      "--token-file", o.auth.token_file,
       "Send 'Authorization: Bearer <file contents>' (read again after a 401: a token another "
       "process renews)");
-  auto* issuer = call->add_option("--oauth-issuer", o.oauth_issuer,
+  auto* issuer = call->add_option("--oauth-issuer", o.auth.issuer,
                                   "Get access tokens from this OAuth issuer with the client "
                                   "credentials grant (its token endpoint found from its "
                                   "metadata), renewed when they expire or are refused")
                      ->type_name("URL");
   issuer->excludes(token_file);
-  call->add_option("--oauth-client-id", o.oauth_client_id, "With --oauth-issuer: the client id");
-  call->add_option("--oauth-client-secret-file", o.oauth_secret_file,
+  call->add_option("--oauth-client-id", o.auth.client_id, "With --oauth-issuer: the client id");
+  call->add_option("--oauth-client-secret-file", o.auth.client_secret_file,
                    "With --oauth-issuer: a file holding the client secret")
       ->type_name("FILE");
-  call->add_option("--oauth-scope", o.oauth_scope,
+  call->add_option("--oauth-scope", o.auth.scope,
                    "With --oauth-issuer: the scopes asked for, space-separated (slurm-mcp's: "
                    "slurm:read, slurm:read:own, slurm:logs; default: the client's own)");
-  call->add_option("--oauth-resource", o.oauth_resource,
+  call->add_option("--oauth-resource", o.auth.resource,
                    "With --oauth-issuer: the resource the token is for, the server's "
                    "--auth-audience (default: http(s)://HOST:PORT/mcp of --http)")
       ->type_name("URI");
@@ -248,34 +248,11 @@ int Call(const CallOptions& o) {
   Json args = Json::parse(o.args, nullptr, false);
   if (args.is_discarded() || !args.is_object()) return Usage("--args must be a JSON object");
   const bool tls = o.https || !o.tls_ca.empty();
-  TokenSource source;
-  std::shared_ptr<mcp::auth::ClientCredentials> credentials;
-  if (!o.token_file.empty()) {
-    base::Result<std::string> read = ReadToken(o.token_file);
-    if (!read.ok()) return Usage(read.status().message());
-    source = [file = o.token_file, first = *read](bool refresh) -> base::Result<std::string> {
-      return refresh ? ReadToken(file) : base::Result<std::string>(first);
-    };
-  } else if (!o.oauth_issuer.empty()) {
-    if (o.oauth_client_id.empty() || o.oauth_secret_file.empty()) {
-      return Usage("--oauth-issuer needs --oauth-client-id and --oauth-client-secret-file");
-    }
-    base::Result<std::string> secret = ReadToken(o.oauth_secret_file);
-    if (!secret.ok()) return Usage(secret.status().message());
-    credentials = std::make_shared<mcp::auth::ClientCredentials>(mcp::auth::ClientCredentialsOptions{
-        .issuer = o.oauth_issuer,
-        .client_id = o.oauth_client_id,
-        .client_secret = *secret,
-        .scope = o.oauth_scope,
-        .resource = o.oauth_resource.empty()
-                        ? std::string(tls ? "https" : "http") + "://" + UrlHost(address->host) + ":" +
-                              std::to_string(address->port) + "/mcp"
-                        : o.oauth_resource});
-    source = [credentials](bool refresh) { return credentials->Token(refresh); };
-  } else if (!o.oauth_client_id.empty() || !o.oauth_secret_file.empty() || !o.oauth_scope.empty() ||
-             !o.oauth_resource.empty()) {
-    return Usage("--oauth-client-id, --oauth-client-secret-file, --oauth-scope and --oauth-resource go with --oauth-issuer");
-  }
+  const std::string url = std::string(tls ? "https" : "http") + "://" + UrlHost(address->host) +
+                          ":" + std::to_string(address->port) + "/mcp";
+  base::Result<mcp::auth::TokenFunction> made = mcp::auth::MakeTokenSource(o.auth, url);
+  if (!made.ok()) return Usage(made.status().message());
+  const TokenSource source = *made;
   auto transport = source ? std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp", source)
                          : std::make_unique<HttpClientTransport>(address->host, address->port, "/mcp");
   if (tls) transport->UseTls(o.tls_ca);

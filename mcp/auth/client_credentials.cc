@@ -1,6 +1,9 @@
 #include "mcp/auth/client_credentials.h"
 
 #include <ctime>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -75,6 +78,54 @@ base::Result<std::string> ClientCredentials::Token(bool refresh) {
   token_ = j["access_token"].get<std::string>();
   expires_at_ = now + lifetime;
   return token_;
+}
+
+base::Result<std::string> ReadSecretFile(const std::string& path, const std::string& flag) {
+  std::ifstream in(path);
+  if (!in) return base::Status::InvalidArgument("cannot read " + flag + " " + path);
+  std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  return t;
+}
+
+base::Result<TokenFunction> MakeTokenSource(const ClientTokenFlags& flags,
+                                            const std::string& server_url,
+                                            const std::string& prefix) {
+  const std::string token_flag = prefix + "token-file";
+  const std::string oauth = prefix + "oauth-";
+  if (!flags.token_file.empty()) {
+    if (!flags.issuer.empty()) {
+      return base::Status::InvalidArgument(token_flag + " and " + oauth + "issuer exclude each other");
+    }
+    base::Result<std::string> first = ReadSecretFile(flags.token_file, token_flag);
+    if (!first.ok()) return first.status();
+    return TokenFunction([file = flags.token_file, token_flag, first = *first](bool refresh) {
+      return refresh ? ReadSecretFile(file, token_flag) : base::Result<std::string>(first);
+    });
+  }
+  if (flags.issuer.empty()) {
+    if (!flags.client_id.empty() || !flags.client_secret_file.empty() || !flags.scope.empty() ||
+        !flags.resource.empty()) {
+      return base::Status::InvalidArgument(oauth + "client-id, " + oauth + "client-secret-file, " +
+                                           oauth + "scope and " + oauth + "resource go with " +
+                                           oauth + "issuer");
+    }
+    return TokenFunction();
+  }
+  if (flags.client_id.empty() || flags.client_secret_file.empty()) {
+    return base::Status::InvalidArgument(oauth + "issuer needs " + oauth + "client-id and " + oauth +
+                                         "client-secret-file");
+  }
+  base::Result<std::string> secret = ReadSecretFile(flags.client_secret_file,
+                                                    oauth + "client-secret-file");
+  if (!secret.ok()) return secret.status();
+  auto credentials = std::make_shared<ClientCredentials>(ClientCredentialsOptions{
+      .issuer = flags.issuer,
+      .client_id = flags.client_id,
+      .client_secret = *secret,
+      .scope = flags.scope,
+      .resource = flags.resource.empty() ? server_url : flags.resource});
+  return TokenFunction([credentials](bool refresh) { return credentials->Token(refresh); });
 }
 
 }  // namespace slurm_rca::mcp::auth

@@ -54,6 +54,30 @@ class ClientCredentials {
   int fetches_ = 0;
 };
 
+// A secret kept in a file (a token, a client secret): its contents less trailing newlines.
+// InvalidArgument "cannot read FLAG PATH" when it cannot be read.
+base::Result<std::string> ReadSecretFile(const std::string& path, const std::string& flag);
+
+// Where a client's bearer tokens come from, as its flags name them (slurm-mcp call, rca-bench
+// diagnose --mcp-url): a file, read now and again when the server refuses its token (a token
+// another process renews), or the client credentials grant; or neither (no token).
+struct ClientTokenFlags {
+  std::string token_file;          // --token-file
+  std::string issuer;              // --oauth-issuer
+  std::string client_id;           // --oauth-client-id
+  std::string client_secret_file;  // --oauth-client-secret-file
+  std::string scope;               // --oauth-scope
+  std::string resource;            // --oauth-resource; "": the server's own URL
+};
+// Called with refresh false for the token to send, true after a 401 (mcp::TokenSource's shape).
+using TokenFunction = std::function<base::Result<std::string>(bool refresh)>;
+// The source the flags name (an empty function: no token), `server_url` the default resource.
+// InvalidArgument for flags that do not go together or a file that cannot be read; `prefix` is
+// put before the flag names in messages ("--mcp-" for rca-bench, "--" for slurm-mcp call).
+base::Result<TokenFunction> MakeTokenSource(const ClientTokenFlags& flags,
+                                            const std::string& server_url,
+                                            const std::string& prefix = "--");
+
 }  // namespace slurm_rca::mcp::auth
 
 #endif  // SLURM_RCA_MCP_AUTH_CLIENT_CREDENTIALS_H_

@@ -493,6 +493,37 @@ await check('over TLS: slurm-mcp call --tls-ca with client credentials; without 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+await check('over TLS: rca-bench diagnose --mcp-url reads through the server with a token from the issuer', async () => {
+  const rcaBench = path.join(path.dirname(bin), 'rca-bench');
+  assert(fs.existsSync(rcaBench), `no rca-bench beside slurm-mcp (${rcaBench})`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oauth-agent-'));
+  try {
+    const secretFile = path.join(dir, 'secret');
+    fs.writeFileSync(secretFile, SECRET + '\n');
+    const transcript = path.join(dir, 'transcript.jsonl');
+    const run = (extra) => new Promise((resolve) => {
+      const child = spawn(rcaBench, [
+        'diagnose', '--config', 'graphwalk', '--symptom', 'jobs are stuck pending', '--json',
+        '--mcp-url', `${secure.url}/mcp`, '--mcp-tls-ca', testCa, '--transcript', transcript, ...extra],
+        { cwd: srcDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('exit', (status) => resolve({ status, stdout, stderr }));
+    });
+    const ok = await run(['--mcp-oauth-issuer', provider.issuer, '--mcp-oauth-client-id', 'ops-agent',
+                          '--mcp-oauth-client-secret-file', secretFile, '--mcp-oauth-scope', 'slurm:read']);
+    assert(ok.status === 0, `exit ${ok.status}: ${ok.stderr}`);
+    const answer = JSON.parse(ok.stdout);
+    assert(answer.answered && answer.mcp_calls > 0, ok.stdout.slice(0, 300));
+    const none = await run([]);
+    assert(none.status === 1 && /HTTP 401/.test(none.stderr), `without a token: exit ${none.status}: ${none.stderr}`);
+    return `${answer.mcp_calls} MCP calls, root cause ${answer.answer.root_cause}; without a token: 401`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
 await secure.stop();
 
 // The issuer goes away: a new slurm-mcp fails closed (503), and /ready says why; then a rotation.
