@@ -1,5 +1,7 @@
 #include "mcp/auth/token_validator.h"
 
+#include "mcp/auth/test_key.h"
+
 #include <gtest/gtest.h>
 
 #include <cjose/cjose.h>
@@ -12,51 +14,11 @@ namespace slurm_rca::mcp::auth {
 namespace {
 
 using Json = nlohmann::json;
+using testing_key::TestKey;
 
 constexpr std::int64_t kNow = 1'800'000'000;
 const char* const kIssuer = "https://sso.example.test";
 const char* const kAudience = "https://head.example.test:8765/mcp";
-
-// A signing key made here (cjose, OpenSSL underneath), its public JWK and a signer.
-struct TestKey {
-  cjose_jwk_t* jwk = nullptr;
-  std::string kid;
-  TestKey(bool rsa, std::string id) : kid(std::move(id)) {
-    cjose_err err{};
-    static const uint8_t kE[] = {0x01, 0x00, 0x01};
-    jwk = rsa ? cjose_jwk_create_RSA_random(2048, kE, sizeof kE, &err)
-              : cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
-    cjose_jwk_set_kid(jwk, kid.data(), kid.size(), &err);
-  }
-  ~TestKey() { cjose_jwk_release(jwk); }
-  Json PublicJwk() const {
-    cjose_err err{};
-    char* text = cjose_jwk_to_json(jwk, /*priv=*/false, &err);
-    Json j = Json::parse(text);
-    cjose_get_dealloc()(text);
-    return j;
-  }
-  std::string Sign(const Json& payload, const std::string& alg, bool with_kid = true) const {
-    return SignWith(jwk, payload, alg, with_kid ? kid : "");
-  }
-  static std::string SignWith(cjose_jwk_t* key, const Json& payload, const std::string& alg,
-                              const std::string& kid) {
-    cjose_err err{};
-    cjose_header_t* h = cjose_header_new(&err);
-    cjose_header_set(h, CJOSE_HDR_ALG, alg.c_str(), &err);
-    if (!kid.empty()) cjose_header_set(h, CJOSE_HDR_KID, kid.c_str(), &err);
-    const std::string text = payload.dump();
-    cjose_jws_t* jws = cjose_jws_sign(key, h, reinterpret_cast<const uint8_t*>(text.data()),
-                                      text.size(), &err);
-    EXPECT_NE(jws, nullptr) << (err.message ? err.message : "");
-    const char* compact = nullptr;
-    cjose_jws_export(jws, &compact, &err);
-    std::string out = compact;
-    cjose_jws_release(jws);
-    cjose_header_release(h);
-    return out;
-  }
-};
 
 std::string B64(const std::string& s) {
   char* out = nullptr;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -57,9 +58,10 @@ long Total(const RpcCounts& counts) {
 
 namespace {
 
-std::unique_ptr<mcp::Client> Connect(int port) {
-  auto client =
-      std::make_unique<mcp::Client>(std::make_unique<mcp::HttpClientTransport>("127.0.0.1", port));
+std::unique_ptr<mcp::Client> Connect(int port, const std::string& bearer = "") {
+  auto client = std::make_unique<mcp::Client>(std::make_unique<mcp::HttpClientTransport>(
+      "127.0.0.1", port, "/mcp",
+      bearer.empty() ? std::nullopt : std::optional<std::string>(bearer)));
   if (!client->Initialize("ctld-load", "0.1.0").ok()) return nullptr;
   return client;
 }
@@ -68,7 +70,7 @@ std::unique_ptr<mcp::Client> Connect(int port) {
 
 base::Result<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& binary, const Lab& lab, int port,
-    const std::vector<std::string>& extra_args) {
+    const std::vector<std::string>& extra_args, const std::string& bearer) {
   std::vector<std::string> argv = {binary,
                                    "serve",
                                    "--http",
@@ -90,7 +92,7 @@ base::Result<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->port_ = port;
   for (int i = 0; i < 100; ++i) {
     if (!IsAlive(server->pid_)) break;
-    if (Connect(port)) return server;
+    if (Connect(port, bearer)) return server;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return Status::Error(  // the destructor stops it

@@ -42,10 +42,11 @@ long Total(const RpcCounts& counts);
 class HttpServer {
  public:
   // Never null. A failed status (Status::Error) when it does not start or does not answer
-  // initialize within 10 s; the message says which, and where its log is.
+  // initialize within 10 s; the message says which, and where its log is. `bearer`: the token
+  // initialize carries (a server started with --auth-*); "" none.
   static base::Result<std::unique_ptr<HttpServer>> Start(
       const std::string& binary, const Lab& lab, int port,
-      const std::vector<std::string>& extra_args);
+      const std::vector<std::string>& extra_args, const std::string& bearer = "");
   ~HttpServer();  // SIGTERM, then SIGKILL after 5 s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
