@@ -49,11 +49,12 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"agents", {"base", "guard", "mcp/protocol", "mcp/evidence", "scenarios", "agents/llm",
                   "agents/graph"}},
       // An agent's session opened (OpenSession): the one module above both agents/ and the live
-      // harness, which starts its slurm-mcp child (agents/ is the read path and never does).
-      {"session", {"base", "mcp/backend", "scenarios", "scenarios/live", "agents"}},
+      // harness, which starts its slurm-mcp child (agents/ is the read path and never does), or
+      // connects to a slurm-mcp already serving (mcp/protocol's HTTP client).
+      {"session", {"base", "mcp/protocol", "mcp/backend", "scenarios", "scenarios/live", "agents"}},
       {"grader", {"base", "scenarios"}},
       {"cli",
-       {"base", "mcp/backend", "scenarios", "scenarios/live", "agents", "agents/llm",
+       {"base", "mcp/backend", "mcp/auth", "scenarios", "scenarios/live", "agents", "agents/llm",
         "agents/graph", "session", "grader"}},
       // One folder per binary besides rca-bench's; each includes cli/parse.h.
       {"cli/slurm_mcp", {"base", "guard", "mcp/protocol", "mcp/evidence", "mcp/telemetry",
