@@ -19,13 +19,13 @@ fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 script="$src/agents/testdata/scripted_all.json"
 scen=S01,S02,S03,S06,S16,S04-gpu-ecc-drain
-# run OUT [flags...]: B and D (scripted) and graphwalk over $scen, 2 repeats. exec: started with &,
+# run OUT [flags...]: B and D (scripted) and graphwalk over $scen. exec: started with &,
 # $! is rca-bench's own PID.
 run() {
   local out=$1
   shift
   exec "$rca" run --config B --config D --config graphwalk --backend scripted --script "$script" \
-    --scenarios "$scen" --repeats 2 --no-score --out "$out" "$@"
+    --scenarios "$scen" --no-score --out "$out" "$@"
 }
 # A submission without what differs between two runs of the same work: the date and wall times.
 norm() { jq -cS 'del(.date) | del(.usage.wall_s)' "$1"; }
@@ -35,11 +35,11 @@ same() {  # same DIR_A DIR_B WHAT: every submission of A equals B's
     n=$((n + 1))
     cmp -s <(norm "$f") <(norm "$b/$(basename "$f")") || fail "$what: $(basename "$f") differs"
   done
-  [[ $n -eq 6 ]] || fail "$what: $n submissions in $a, not 6"
+  [[ $n -eq 3 ]] || fail "$what: $n submissions in $a, not 3"
   [[ $(ls "$b"/*.jsonl | wc -l) -eq $n ]] || fail "$what: $b has other submissions than $a"
 }
 entries() { echo $(($(wc -l < "$1/run.journal") - 1)); }
-total=36  # 3 configurations x 6 tasks x 2 repeats
+total=18  # 3 configurations x 6 tasks
 
 # --- (a) --jobs 4 = --jobs 1
 (run "$tmp/j1") > "$tmp/out1" 2>&1 || fail "--jobs 1 exited $?: $(cat "$tmp/out1")"
@@ -52,7 +52,7 @@ for d in "$tmp"/j4/*.transcripts; do
 done
 
 # --- (d) SIGKILL after some task runs finished, then the same command again
-for at in 1 13 25; do
+for at in 1 7 13; do
   out="$tmp/kill$at"
   run "$out" --jobs 2 > /dev/null 2>&1 &
   pid=$!
@@ -79,18 +79,18 @@ done
 
 # --- (e) a directory of another run is refused, and left as it was
 before=$(md5sum < "$tmp/j1/run.journal")
-"$rca" run --config B --backend scripted --script "$script" --scenarios "$scen" --repeats 2 \
+"$rca" run --config B --backend scripted --script "$script" --scenarios "$scen" \
   --no-score --out "$tmp/j1" > /dev/null 2> "$tmp/err"; rc=$?
 [[ $rc -eq 2 ]] && grep -q "run.journal was written by a run with another configurations" "$tmp/err" ||
   fail "another configuration set: rc $rc $(cat "$tmp/err")"
 jq '.replies[0].text = "another model"' "$script" > "$tmp/other.json"
 "$rca" run --config B --config D --config graphwalk --backend scripted --script "$tmp/other.json" \
-  --scenarios "$scen" --repeats 2 --no-score --out "$tmp/j1" > /dev/null 2> "$tmp/err"; rc=$?
+  --scenarios "$scen" --no-score --out "$tmp/j1" > /dev/null 2> "$tmp/err"; rc=$?
 [[ $rc -eq 2 ]] && grep -q "run.journal was written by a run with another model" "$tmp/err" &&
   grep -q -- "--fresh to discard it" "$tmp/err" || fail "another model: rc $rc $(cat "$tmp/err")"
 [[ $(md5sum < "$tmp/j1/run.journal") == "$before" ]] || fail "a refused run changed the journal"
 "$rca" run --config B --config D --config graphwalk --backend scripted --script "$tmp/other.json" \
-  --scenarios "$scen" --repeats 2 --no-score --out "$tmp/j1" --fresh > /dev/null 2>&1 ||
+  --scenarios "$scen" --no-score --out "$tmp/j1" --fresh > /dev/null 2>&1 ||
   fail "--fresh on another run's directory exited $?"
 
 # --- one run at a time in a directory: a second, while the first runs, is refused
@@ -134,4 +134,4 @@ if ((fails > 0)); then
   echo "$fails failure(s)" >&2
   exit 1
 fi
-echo "ok: --jobs 4 = --jobs 1, resume after kills at 1, 13 and 25 of $total, refusals, cap then resume"
+echo "ok: --jobs 4 = --jobs 1, resume after kills at 1, 7 and 13 of $total, refusals, cap then resume"
