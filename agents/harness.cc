@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "agents/reference.h"
 #include "agents/tools.h"
@@ -222,86 +224,233 @@ std::string RunStem(const std::string& config, const std::string& model, int rep
   return s;
 }
 
+namespace {
+
+// One task run's outcome, made on a worker's thread.
+struct TaskOutcome {
+  Json answer;
+  Spend spend;
+  int mcp_calls = 0;
+  std::string error;  // the session did not start
+};
+
+// Runs `task` with `model` (the worker's own back-end), its transcript in `tdir`.
+TaskOutcome RunOneTask(const RunOptions& o, Backend* model, const Task& task,
+                       const fs::path& tdir) {
+  TaskOutcome out;
+  auto task_t0 = std::chrono::steady_clock::now();  // the session's start counts
+  auto transcript = Transcript::Open((tdir / (task.task_id + ".jsonl")).string());
+  Transcript* tr = transcript.ok() ? transcript.value().get() : nullptr;
+  std::unique_ptr<Session> session;
+  if (o.sessions && (o.config.tools != "none" && o.config.reference != "ticketonly")) {
+    auto s = o.sessions(task);
+    if (s.ok()) {
+      session = std::move(s.value());
+    } else {
+      out.error = task.task_id + ": " + s.status().ToString();
+    }
+  }
+  RunResult r;
+  Spend& spend = out.spend;
+  MeteredBackend metered(model, &spend);
+  if (session || o.config.tools == "none" || o.config.reference == "ticketonly") {
+    r = RunConfigured(o.config, model ? &metered : nullptr, session.get(), o.graph, task, tr,
+                      &out.mcp_calls);
+  } else {
+    r.end_reason = "no session: no evidence, answered unknown";
+    if (tr) tr->Write(o.config.name, "end", {{"reason", r.end_reason}});
+  }
+  session.reset();
+  spend.task_runs = 1;
+  spend.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count();
+  if (o.price) spend.cost_usd = Cost(*o.price, spend.usage);
+  if (tr) {
+    Json fields = spend.UsageJson();
+    fields.erase("task_runs");
+    fields["models_served"] = spend.models_served;
+    if (spend.cost_usd) fields["cost_usd"] = *spend.cost_usd;
+    tr->Write(o.config.name, "task_usage", std::move(fields));
+  }
+  out.answer = {{"scenario_id", task.task_id},
+                {"root_cause", r.diagnosis.root_cause},
+                {"confidence", r.diagnosis.confidence},
+                {"ruled_out", r.diagnosis.ruled_out},
+                {"actions_proposed", r.diagnosis.actions_proposed}};
+  return out;
+}
+
+}  // namespace
+
+Json SpendToJson(const Spend& spend) {
+  Json j = spend.UsageJson();
+  j["models_served"] = spend.models_served;
+  if (spend.cost_usd) j["cost_usd"] = *spend.cost_usd;
+  return j;
+}
+
+Spend SpendFromJson(const Json& j) {
+  Spend s;
+  if (!j.is_object()) return s;
+  s.usage.input_tokens = j.value("input_tokens", int64_t{0});
+  s.usage.output_tokens = j.value("output_tokens", int64_t{0});
+  s.usage.cached_input_tokens = j.value("cached_input_tokens", int64_t{0});
+  s.usage.cache_creation_input_tokens = j.value("cache_creation_input_tokens", int64_t{0});
+  s.model_turns = j.value("model_turns", int64_t{0});
+  s.tool_calls = j.value("tool_calls", int64_t{0});
+  s.task_runs = j.value("task_runs", int64_t{0});
+  s.wall_s = j.value("wall_s", 0.0);
+  if (j.contains("cost_usd") && j["cost_usd"].is_number()) s.cost_usd = j["cost_usd"].get<double>();
+  if (j.contains("models_served") && j["models_served"].is_array()) {
+    for (const Json& m : j["models_served"]) {
+      if (m.is_string()) s.models_served.insert(m.get<std::string>());
+    }
+  }
+  return s;
+}
+
 RunSummary RunSuite(const RunOptions& o) {
   RunSummary summary;
   auto t0 = std::chrono::steady_clock::now();
-  int total = static_cast<int>(o.tasks.size()) * o.repeats, done = 0;
+  const size_t n_tasks = o.tasks.size();
+  const int total = static_cast<int>(n_tasks) * o.repeats;
   fs::create_directories(o.out_dir);
-  for (int k = 1; k <= o.repeats && summary.stopped.empty(); ++k) {
+  // One slot per task run, in the order one worker takes them: repeat by repeat, task by task.
+  struct Slot {
+    bool finished = false;
+    Json answer;
+    Spend spend;
+  };
+  std::vector<Slot> slots(static_cast<size_t>(total));
+  std::vector<fs::path> subs, tdirs;
+  int last_repeat = -1;  // the last repeat (index) with a task run kept or started
+  Spend kept;
+  for (int r = 0; r < o.repeats; ++r) {
+    const int k = o.first_repeat + r;
     std::string stem = RunStem(o.config.name, o.model_name, k);
-    fs::path sub = fs::path(o.out_dir) / (stem + ".jsonl");
-    fs::path tdir = fs::path(o.out_dir) / (stem + ".transcripts");
-    fs::remove_all(tdir);
-    fs::create_directories(tdir);
-    // Answers are appended as they come (a killed run keeps them); the header, which sums the
-    // spend, is rewritten at the end of the repeat.
+    subs.push_back(fs::path(o.out_dir) / (stem + ".jsonl"));
+    tdirs.push_back(fs::path(o.out_dir) / (stem + ".transcripts"));
+    bool any = false;
+    for (size_t i = 0; i < n_tasks; ++i) {
+      const RunJournal::Entry* e =
+          o.journal ? o.journal->Find(o.config.name, k, o.tasks[i].task_id) : nullptr;
+      if (!e) continue;
+      Slot& slot = slots[r * n_tasks + i];
+      slot.finished = true;
+      slot.answer = e->answer;
+      slot.spend = SpendFromJson(e->spend);
+      kept += slot.spend;
+      ++summary.kept;
+      any = true;
+    }
+    if (!any) {
+      fs::remove(subs.back());
+      fs::remove_all(tdirs.back());
+    } else {
+      // The transcripts of task runs the journal does not hold are half-written: made again.
+      for (size_t i = 0; i < n_tasks; ++i) {
+        if (!slots[r * n_tasks + i].finished) fs::remove(tdirs.back() / (o.tasks[i].task_id + ".jsonl"));
+      }
+      last_repeat = r;
+    }
+    fs::create_directories(tdirs.back());
+  }
+
+  std::mutex mu;  // guards everything below until the workers are joined
+  size_t next = 0;
+  int in_flight = 0, done = summary.kept;
+  Spend made;
+  auto spent_so_far = [&] {
+    Spend s = o.spent_before;
+    s += kept;
+    s += made;
+    return s;
+  };
+  auto report = [&](const std::string& what) {
+    if (o.progress) o.progress({done, total, in_flight, spent_so_far().usage.total(), what});
+  };
+  auto work = [&](Backend* model) {
+    for (;;) {
+      size_t item;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        while (next < slots.size() && slots[next].finished) ++next;
+        if (next >= slots.size() || !summary.stopped.empty()) return;
+        // Caps are checked before a task run starts; one that runs is never cut.
+        summary.stopped = CapReached(o.cap, spent_so_far());
+        if (!summary.stopped.empty()) {
+          last_repeat = std::max(last_repeat, static_cast<int>(next / n_tasks));
+          return;
+        }
+        item = next++;
+        ++in_flight;
+        last_repeat = std::max(last_repeat, static_cast<int>(item / n_tasks));
+        report(o.config.name + " r" + std::to_string(o.first_repeat + item / n_tasks) + " " +
+               o.tasks[item % n_tasks].task_id);
+      }
+      const int r = static_cast<int>(item / n_tasks);
+      const Task& task = o.tasks[item % n_tasks];
+      TaskOutcome out = RunOneTask(o, model, task, tdirs[r]);
+      base::Status journaled;
+      if (o.journal) {
+        journaled = o.journal->Append({o.config.name, o.config.hash, o.first_repeat + r,
+                                       task.task_id, out.answer, SpendToJson(out.spend),
+                                       out.mcp_calls});
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      slots[item] = {true, out.answer, out.spend};
+      made += out.spend;
+      summary.mcp_calls += out.mcp_calls;
+      ++summary.runs;
+      if (!out.error.empty()) summary.errors.push_back(out.error);
+      if (!journaled.ok()) summary.errors.push_back("journal: " + journaled.ToString());
+      --in_flight;
+      ++done;
+      report(o.config.name + " r" + std::to_string(o.first_repeat + r) + " " + task.task_id +
+             " done");
+    }
+  };
+  const int jobs = std::max(1, o.jobs);
+  if (jobs == 1) {
+    work(o.model);
+  } else {
+    std::vector<std::thread> workers;
+    for (int w = 0; w < jobs; ++w) {
+      Backend* model = o.model;
+      if (w > 0 && o.model) {
+        model = static_cast<size_t>(w - 1) < o.extra_models.size() ? o.extra_models[w - 1] : nullptr;
+      }
+      // A worker without a back-end of its own would share one across threads: not started.
+      if (o.model && !model) break;
+      workers.emplace_back(work, model);
+    }
+    for (std::thread& t : workers) t.join();
+  }
+
+  // The submissions, answers in task order and spend summed in that order: the same for any
+  // number of workers and for a run resumed from its journal.
+  if (last_repeat < 0) last_repeat = 0;  // stopped before anything: say so in the first
+  for (int r = 0; r <= last_repeat && r < o.repeats; ++r) {
     Spend repeat_spend;
     std::vector<std::string> answers;
-    std::ofstream out(sub, std::ios::binary | std::ios::trunc);
-    out << Header(o, repeat_spend, "").dump() << "\n";
-    for (const Task& task : o.tasks) {
-      Spend so_far = o.spent_before;
-      so_far += summary.spend;
-      summary.stopped = CapReached(o.cap, so_far);
-      if (!summary.stopped.empty()) break;
-      if (o.progress) o.progress(done, total, o.config.name + " r" + std::to_string(k) + " " + task.task_id);
-      auto task_t0 = std::chrono::steady_clock::now();  // the session's start counts
-      auto transcript = Transcript::Open((tdir / (task.task_id + ".jsonl")).string());
-      Transcript* tr = transcript.ok() ? transcript.value().get() : nullptr;
-      std::unique_ptr<Session> session;
-      if (o.sessions && (o.config.tools != "none" && o.config.reference != "ticketonly")) {
-        auto s = o.sessions(task);
-        if (s.ok()) {
-          session = std::move(s.value());
-        } else {
-          summary.errors.push_back(task.task_id + ": " + s.status().ToString());
-        }
+    bool complete = true;
+    for (size_t i = 0; i < n_tasks; ++i) {
+      const Slot& slot = slots[r * n_tasks + i];
+      if (!slot.finished) {
+        complete = false;
+        continue;
       }
-      int calls = 0;
-      RunResult r;
-      Spend spend;
-      MeteredBackend metered(o.model, &spend);
-      if (session || o.config.tools == "none" || o.config.reference == "ticketonly") {
-        r = RunConfigured(o.config, o.model ? &metered : nullptr, session.get(), o.graph, task, tr,
-                          &calls);
-      } else {
-        r.end_reason = "no session: no evidence, answered unknown";
-        if (tr) tr->Write(o.config.name, "end", {{"reason", r.end_reason}});
-      }
-      session.reset();
-      spend.task_runs = 1;
-      spend.wall_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count();
-      if (o.price) spend.cost_usd = Cost(*o.price, spend.usage);
-      if (tr) {
-        Json fields = spend.UsageJson();
-        fields.erase("task_runs");
-        fields["models_served"] = spend.models_served;
-        if (spend.cost_usd) fields["cost_usd"] = *spend.cost_usd;
-        tr->Write(o.config.name, "task_usage", std::move(fields));
-      }
-      summary.mcp_calls += calls;
-      ++summary.runs;
-      repeat_spend += spend;
-      summary.spend += spend;
-      Json answer = {{"scenario_id", task.task_id},
-                     {"root_cause", r.diagnosis.root_cause},
-                     {"confidence", r.diagnosis.confidence},
-                     {"ruled_out", r.diagnosis.ruled_out},
-                     {"actions_proposed", r.diagnosis.actions_proposed}};
-      answers.push_back(answer.dump());
-      out << answers.back() << "\n";
-      out.flush();
-      ++done;
+      answers.push_back(slot.answer.dump());
+      repeat_spend += slot.spend;
     }
-    out.close();
     if (o.price && !repeat_spend.cost_usd) repeat_spend.cost_usd = 0;  // priced, nothing spent
-    WriteSubmission(sub, Header(o, repeat_spend, summary.stopped), answers);
-    summary.submissions.push_back(sub.string());
+    std::string stopped = complete ? "" : summary.stopped;
+    if (!complete && stopped.empty()) stopped = "unfinished";
+    WriteSubmission(subs[r], Header(o, repeat_spend, stopped), answers);
+    summary.submissions.push_back(subs[r].string());
+    summary.spend += repeat_spend;
   }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.progress)
-    o.progress(done, total, o.config.name + (summary.stopped.empty() ? " finished" : " stopped"));
+  report(o.config.name + (summary.stopped.empty() ? " finished" : " stopped"));
   return summary;
 }
 

@@ -11,6 +11,15 @@
 // Where evidence comes from is the caller's: a Session is an initialized MCP client to slurm-mcp
 // (a stdio child serving the scenario's bundle, or the live cluster) and an mcp::Backend of the
 // same evidence for raw commands (configuration A). This library never starts a process.
+//
+// Concurrency (RunOptions::jobs): N worker threads take the task runs in the order a single
+// worker would (repeat by repeat, task by task), each with its own session, transcript and model
+// back-end (a Backend serves one thread at a time). The submission is written when the workers are
+// done, its answers in task order and its header's spend summed in that order, so it is the same
+// for any N apart from wall times.
+//
+// Resume (RunOptions::journal): a task run the journal has finished is kept (its answer and spend,
+// its transcript left as it is) and not run again; every task run finished now is appended to it.
 #ifndef SLURM_RCA_AGENTS_HARNESS_H_
 #define SLURM_RCA_AGENTS_HARNESS_H_
 
@@ -26,6 +35,7 @@
 #include "agents/llm/backend.h"
 #include "agents/llm/loop.h"
 #include "agents/prices.h"
+#include "agents/run_journal.h"
 #include "mcp/evidence/evidence.h"
 #include "mcp/protocol/client.h"
 
@@ -77,19 +87,40 @@ struct SpendCap {
   std::optional<double> max_cost_usd;  // needs RunOptions::price
 };
 
+// The spend of one task run as a journal line keeps it, and back (every field, cost included).
+nlohmann::json SpendToJson(const Spend& spend);
+Spend SpendFromJson(const nlohmann::json& j);
+
+// What RunOptions::progress is told, under the harness's lock (one call at a time).
+struct RunProgress {
+  int done = 0;       // task runs finished, those the journal kept included
+  int total = 0;
+  int in_flight = 0;  // task runs running now
+  int64_t tokens = 0; // input + output tokens spent so far, spent_before included
+  std::string what;   // the task run just started or finished
+};
+
 struct RunOptions {
   AgentConfig config;
-  Backend* model = nullptr;       // null for reference agents
+  Backend* model = nullptr;       // null for reference agents; worker 0's back-end
   std::string model_name = "none";
   std::vector<Task> tasks;
   int repeats = 1;
+  int first_repeat = 1;           // repeats are numbered first_repeat .. first_repeat+repeats-1
+  // Task runs made at once, each on a thread of its own. Workers 1..jobs-1 of an agent
+  // configuration use extra_models[0..jobs-2] (one back-end per thread); sessions must then be
+  // safe to call from several threads at once.
+  int jobs = 1;
+  std::vector<Backend*> extra_models;
+  // Finished task runs: kept and not run again; each finished now is appended. Null: none.
+  RunJournal* journal = nullptr;
   std::string out_dir;
   std::string fingerprint;        // the suite's (grader::SuiteFingerprint)
   std::string date;               // YYYY-MM-DD
   const graph::Graph* graph = nullptr;
   SessionFactory sessions;
-  // Called before each task and once at the end (done == total).
-  std::function<void(int done, int total, const std::string& what)> progress;
+  // Called as each task run starts and finishes, and once at the end.
+  std::function<void(const RunProgress&)> progress;
   // Money: the model's prices (from the file prices_file names); absent: cost unmeasured.
   std::optional<ModelPrice> price;
   std::string prices_file;
@@ -100,10 +131,12 @@ struct RunOptions {
 struct RunSummary {
   std::vector<std::string> submissions;  // paths written
   int runs = 0;                          // task runs made
-  int mcp_calls = 0;
+  int kept = 0;                          // task runs the journal had finished: not made again
+  int mcp_calls = 0;                     // of the task runs made
   double wall_s = 0;
-  std::vector<std::string> errors;       // a task whose session could not start: answered unknown
-  Spend spend;                           // of this call's task runs
+  // A task whose session could not start (answered unknown), a journal line not written.
+  std::vector<std::string> errors;
+  Spend spend;                           // of this call's submissions: made and kept task runs
   // Why the run stopped before its last task run ("--max-cost 5 USD reached: 5.0213 USD spent"),
   // else "". The submission being written when it stopped carries it as its header's "stopped".
   std::string stopped;

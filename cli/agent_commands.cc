@@ -84,29 +84,40 @@ base::Result<std::unique_ptr<agents::Session>> OpenTaskSession(
   return opened;
 }
 
-// One line that redraws itself on a terminal; elsewhere a line every tenth of the work.
+// One line that redraws itself on a terminal; elsewhere a line every tenth of the work. It says
+// what is done of the whole run, what is running, how many requests the model endpoint made us
+// retry and the tokens spent so far.
 class Progress {
  public:
-  explicit Progress(int total) : total_(total), tty_(::isatty(2)), t0_(std::chrono::steady_clock::now()) {}
-  void Update(int done, const std::string& what) {
+  Progress(int total, const agents::EndpointLimiter* limiter)
+      : total_(total), tty_(::isatty(2)), limiter_(limiter), t0_(std::chrono::steady_clock::now()) {}
+  void Update(int done, int in_flight, int64_t tokens, const std::string& what) {
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    std::string eta = done > 0 ? Fixed(el / done * (total_ - done), 0) + " s" : "?";
+    std::string eta = done > fresh_ ? Fixed(el / (done - fresh_) * (total_ - done), 0) + " s" : "?";
+    std::string state = std::to_string(in_flight) + " running, " +
+                        std::to_string(limiter_ ? limiter_->stats().retries : 0) + " retries, " +
+                        std::to_string(tokens) + " tokens";
     if (tty_) {
       int width = 30, filled = total_ ? done * width / total_ : width;
       std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
-                << done << "/" << total_ << " ETA " << eta << "  " << what << "\033[K" << std::flush;
-      if (done == total_) std::cerr << "\n";
+                << done << "/" << total_ << " (" << state << ") ETA " << eta << "  " << what
+                << "\033[K" << std::flush;
+      if (done == total_ && in_flight == 0) std::cerr << "\n";
     } else if (done == total_ || total_ < 10 || done % std::max(1, total_ / 10) == 0) {
-      if (done != last_) std::cerr << "rca-bench: " << done << "/" << total_ << " (" << Fixed(el, 1)
-                                   << " s, ETA " << eta << ") " << what << "\n";
+      if (done != last_) std::cerr << "rca-bench: " << done << "/" << total_ << " (" << state << "; "
+                                   << Fixed(el, 1) << " s, ETA " << eta << ") " << what << "\n";
       last_ = done;
     }
   }
+  // Task runs the journal kept: done before this process started (the ETA leaves them out).
+  void Kept(int n) { fresh_ += n; }
 
  private:
   int total_;
   bool tty_;
+  const agents::EndpointLimiter* limiter_;
   int last_ = -1;
+  int fresh_ = 0;
   std::chrono::steady_clock::time_point t0_;
 };
 
@@ -267,22 +278,39 @@ std::vector<agents::Task> TasksOf(const RunCommandOptions& o,
   return tasks;
 }
 
-// RunSuite names repeats 1..N; --first-repeat renames a run's submissions (and their transcript
-// folders) for array tasks.
-void RenumberRepeats(const RunCommandOptions& o, const std::string& config,
-                     const std::string& model_name, std::vector<std::string>& submissions) {
-  if (o.first_repeat == 1) return;
-  for (std::string& path : submissions) {
-    int k = std::stoi(path.substr(path.rfind("-r") + 2));
-    std::string stem = agents::RunStem(config, model_name, k - 1 + o.first_repeat);
-    fs::path to = fs::path(o.out) / (stem + ".jsonl");
-    fs::path tdir = fs::path(path).replace_extension(".transcripts");
-    fs::path tto = fs::path(o.out) / (stem + ".transcripts");
-    fs::remove_all(tto);
-    fs::rename(tdir, tto);
-    fs::rename(path, to);
-    path = to.string();
+// What must be the same for `run` to resume from OUT/run.journal: the suite, the model, the
+// configurations and their hashes, the tasks and offsets, the repeats, the mode and the prices.
+Json RunIdentity(const RunCommandOptions& o, const std::vector<agents::AgentConfig>& configs,
+                 const std::vector<agents::Task>& tasks, const std::string& fingerprint,
+                 const std::optional<agents::ModelPrice>& price) {
+  Json model = Json::object();
+  bool any_agent = false;
+  for (const auto& c : configs) any_agent = any_agent || c.kind == "agent";
+  if (any_agent) {
+    model = {{"backend", o.model.backend.kind}, {"model", o.model.backend.model}};
+    if (o.model.backend.kind == "scripted") {
+      std::ifstream in(o.model.backend.script, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      model["script"] = "sha256:" + sc::Sha256Hex(text.str(), 16);
+    }
+  } else {
+    model = "none";
   }
+  Json cs = Json::array();
+  for (const auto& c : configs) cs.push_back({{"name", c.name}, {"hash", c.hash}});
+  Json ts = Json::array();
+  for (const auto& t : tasks) ts.push_back({t.task_id, t.offset_s});
+  Json id = {{"suite_fingerprint", fingerprint}, {"model", model},   {"configurations", cs},
+             {"tasks", ts},                      {"repeats", o.repeats},
+             {"first_repeat", o.first_repeat},   {"mode", o.mode}};
+  if (o.mode == "live") id["lab"] = {{"profile", o.profile}, {"seed", o.seed}};
+  id["prices"] = price ? Json{{"input", price->input},
+                              {"output", price->output},
+                              {"cached_input", price->cached_input},
+                              {"cache_write", price->cache_write ? Json(*price->cache_write) : Json()}}
+                       : Json("unmeasured");
+  return id;
 }
 
 // Scores each submission the run wrote, one line each; 1 when the grader refuses one.
@@ -335,6 +363,11 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     if (!p.ok()) return Fail(p.status().message(), kUsage);
     model_price = *p;
   }
+  const bool http_model = o.model.backend.kind == "openai" || o.model.backend.kind == "anthropic";
+  if ((o.requests_per_minute > 0 || o.tokens_per_minute > 0) && !http_model) {
+    return Fail("--requests-per-minute and --tokens-per-minute limit an HTTP model endpoint "
+                "(--backend openai or anthropic)", kUsage);
+  }
   if (!o.slurm_script.empty()) {
     if (o.max_cost_usd || o.max_tokens_total > 0) {
       return Fail(
@@ -342,7 +375,13 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
           "runs each task apart",
           kUsage);
     }
+    if (o.jobs > 1) return Fail("--jobs runs task runs at once in one process; a --slurm array "
+                                "runs each task apart (leave --jobs at 1)", kUsage);
     return WriteSlurmArray(o, configs, chosen);
+  }
+  if (o.jobs > 1 && o.mode == "live") {
+    return Fail("--mode live brings up one lab per task run on one port base and directory: "
+                "--jobs must be 1 (replay runs task runs at once)", kUsage);
   }
   std::string slurm_mcp = SlurmMcpPath(o.slurm_mcp);
   if (slurm_mcp.empty()) return Fail("no slurm-mcp next to rca-bench; give --slurm-mcp PATH", kUsage);
@@ -357,20 +396,49 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
       return Fail("configuration " + c.name + " needs the dependency graph, which did not load");
     }
   }
-  std::unique_ptr<agents::Backend> model;
+  // One back-end per worker (a Backend serves one thread at a time), all sharing the endpoint's
+  // limiter: its request and token limits, and the pause a 429 puts on every worker.
+  std::vector<std::unique_ptr<agents::Backend>> models;
+  std::shared_ptr<agents::EndpointLimiter> limiter;
   bool any_agent = false;
   for (const auto& c : configs) any_agent = any_agent || c.kind == "agent";
   if (any_agent) {
-    auto m = agents::MakeBackend(o.model.backend, ProcessEnvironment);
-    if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
-    model = std::move(m.value());
+    agents::BackendConfig bc = o.model.backend;
+    if (http_model) {
+      agents::EndpointLimits limits;
+      limits.requests_per_window = o.requests_per_minute;
+      limits.tokens_per_window = o.tokens_per_minute;
+      limiter = std::make_shared<agents::EndpointLimiter>(limits);
+      bc.limiter = limiter;
+    }
+    for (int w = 0; w < std::max(1, o.jobs); ++w) {
+      auto m = agents::MakeBackend(bc, ProcessEnvironment);
+      if (!m.ok()) return Fail("model back-end: " + m.status().ToString(), kUsage);
+      models.push_back(std::move(m.value()));
+    }
   }
+  std::vector<agents::Backend*> extra_models;
+  for (size_t w = 1; w < models.size(); ++w) extra_models.push_back(models[w].get());
   std::string fp = SuiteFingerprint(suite);
   std::map<std::string, const sc::Scenario*> by_task;
   std::vector<agents::Task> tasks = TasksOf(o, chosen, by_task);
+  // What this directory has finished: kept, unless it was made by another run (refused).
+  std::error_code made;
+  fs::create_directories(o.out, made);
+  if (made) return Fail("cannot create " + o.out + ": " + made.message());
+  auto journal = agents::RunJournal::Open((fs::path(o.out) / "run.journal").string(),
+                                          RunIdentity(o, configs, tasks, fp, model_price), o.fresh);
+  if (!journal.ok()) {
+    return Fail(journal.status().message(),
+                journal.status().code() == base::Status::Code::kInvalidArgument ? kUsage : 1);
+  }
+  if ((*journal)->loaded() > 0) {
+    std::cerr << "rca-bench: resuming from " << (*journal)->path() << ": " << (*journal)->loaded()
+              << " task run(s) finished before are kept (--fresh starts over)\n";
+  }
   int total = static_cast<int>(configs.size() * tasks.size()) * o.repeats, base = 0;
-  Progress progress(total);
-  int all_calls = 0;
+  Progress progress(total, limiter.get());
+  int all_calls = 0, kept = 0, made_runs = 0;
   double all_wall = 0;
   std::vector<std::string> submissions;
   agents::Spend spent;
@@ -379,10 +447,14 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     if (!stopped.empty()) break;
     agents::RunOptions ro;
     ro.config = c;
-    ro.model = model.get();
+    ro.model = models.empty() ? nullptr : models[0].get();
     ro.model_name = ModelName(o.model, c);
     ro.tasks = tasks;
     ro.repeats = o.repeats;
+    ro.first_repeat = o.first_repeat;
+    ro.jobs = std::max(1, o.jobs);
+    ro.extra_models = extra_models;
+    ro.journal = journal->get();
     ro.out_dir = o.out;
     ro.fingerprint = fp;
     ro.date = Today();
@@ -390,7 +462,14 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     ro.sessions = [&](const agents::Task& t) {
       return OpenTaskSession(o, slurm_mcp, by_task, t);
     };
-    ro.progress = [&](int done, int, const std::string& what) { progress.Update(base + done, what); };
+    bool first_report = true;
+    ro.progress = [&](const agents::RunProgress& p) {
+      if (first_report) {
+        progress.Kept(p.done);  // what the journal kept of this configuration
+        first_report = false;
+      }
+      progress.Update(base + p.done, p.in_flight, p.tokens, p.what);
+    };
     // A reference configuration makes no model call: with prices given its cost is a true 0.
     if (prices) ro.price = c.kind == "agent" ? model_price : agents::ModelPrice{};
     ro.prices_file = o.prices;
@@ -400,16 +479,22 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     agents::RunSummary sum = agents::RunSuite(ro);
     spent += sum.spend;
     stopped = sum.stopped;
-    RenumberRepeats(o, c.name, ro.model_name, sum.submissions);
-    base += sum.runs;
+    base += sum.runs + sum.kept;
+    kept += sum.kept;
+    made_runs += sum.runs;
     all_calls += sum.mcp_calls;
     all_wall += sum.wall_s;
-    for (const std::string& e : sum.errors) std::cerr << "rca-bench: no evidence for " << e << "\n";
+    for (const std::string& e : sum.errors) {
+      std::cerr << "rca-bench: " << (e.rfind("journal: ", 0) == 0 ? "" : "no evidence for ") << e
+                << "\n";
+    }
     submissions.insert(submissions.end(), sum.submissions.begin(), sum.submissions.end());
   }
-  std::cout << "ran " << base << " task run(s) in " << Fixed(all_wall, 1) << " s: " << all_calls
+  std::cout << "ran " << made_runs << " task run(s) in " << Fixed(all_wall, 1) << " s: " << all_calls
             << " MCP calls (" << (all_wall > 0 ? Fixed(all_calls / all_wall, 1) : "-")
-            << " per second)\n";
+            << " per second)";
+  if (kept > 0) std::cout << "; " << kept << " kept from " << (*journal)->path();
+  std::cout << "\n";
   std::cout << "spent " << spent.usage.input_tokens << " input tokens ("
             << spent.usage.cached_input_tokens << " cached), " << spent.usage.output_tokens
             << " output tokens over " << spent.model_turns << " model turns and "
@@ -422,7 +507,8 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     std::cerr << "rca-bench: stopped at cap after " << base << " of " << total
               << " task runs: " << stopped
               << "; the submission it was writing says so in its header and the leaderboard "
-                 "refuses it\n";
+                 "refuses it. The run is resumable: run the same command on --out "
+              << o.out << " with a larger cap (or none) to finish it\n";
     return kStoppedAtCap;
   }
   if (!o.score) {

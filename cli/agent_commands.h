@@ -40,8 +40,14 @@ struct RunCommandOptions {
   std::string prices;                // price file (agents/prices.h); "": cost unmeasured
   std::int64_t max_tokens_total = 0;   // stop between task runs once reached; 0: no cap
   std::optional<double> max_cost_usd;  // the same in USD; needs prices
+  int jobs = 1;                        // task runs at once (replay only)
+  std::int64_t requests_per_minute = 0;  // the model endpoint's limits, shared by every worker;
+  std::int64_t tokens_per_minute = 0;    // 0: none
+  bool fresh = false;                  // discard OUT/run.journal instead of resuming from it
 };
 // rca-bench run's exit status when it stopped at --max-tokens-total or --max-cost.
+// `run` records each finished task run in OUT/run.journal; run again on the same OUT with the same
+// configurations, model, tasks and suite it keeps those and makes the rest (agents/run_journal.h).
 inline constexpr int kStoppedAtCap = 3;
 int RunCommand(const RunCommandOptions& o, const std::vector<scenarios::Scenario>& suite);
 

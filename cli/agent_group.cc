@@ -62,7 +62,35 @@ class AgentCommandGroup : public CommandGroup {
         ->capture_default_str();
     run_cmd->add_option("--first-repeat", run_options.first_repeat, "Number of the first repeat")
         ->check(CLI::Range(1, 100000));
-    run_cmd->add_option("--out", run_options.out, "Results directory")->capture_default_str();
+    run_cmd
+        ->add_option("--out", run_options.out,
+                     "Results directory. OUT/run.journal records each finished task run; run "
+                     "again on the same OUT (same configurations, model, tasks, repeats, prices "
+                     "and suite fingerprint) and it keeps those, redoes the ones a kill or a cap "
+                     "cut, and writes the same submissions; a directory of another run is refused "
+                     "(exit 2)")
+        ->capture_default_str();
+    run_cmd->add_flag("--fresh", run_options.fresh,
+                      "Discard OUT/run.journal and run every task run again, instead of resuming");
+    run_cmd
+        ->add_option("--jobs", run_options.jobs,
+                     "Task runs at once in this process, each with its own slurm-mcp child, "
+                     "transcript and model connection; submissions are the same as with 1 apart "
+                     "from wall times. --mode live takes only 1")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    run_cmd
+        ->add_option("--requests-per-minute", run_options.requests_per_minute,
+                     "HTTP model endpoint: at most this many requests in any minute, over every "
+                     "worker (default: no limit). A 429 or Retry-After pauses every worker "
+                     "whatever this says")
+        ->check(CLI::PositiveNumber);
+    run_cmd
+        ->add_option("--tokens-per-minute", run_options.tokens_per_minute,
+                     "HTTP model endpoint: at most this many tokens in any minute, over every "
+                     "worker (a request counts bytes/4 + --max-tokens until its reply's usage "
+                     "comes; default: no limit)")
+        ->check(CLI::PositiveNumber);
     run_cmd->add_option("--offset", run_options.offset_s,
                         "Replay: seconds after the fault the evidence is shown at (default: each "
                         "scenario's observe_s)");
@@ -87,11 +115,12 @@ class AgentCommandGroup : public CommandGroup {
     run_cmd
         ->add_option("--max-tokens-total", run_options.max_tokens_total,
                      "Stop between task runs once this many input+output tokens are spent "
-                     "(exit 3)")
+                     "(exit 3; running task runs finish; the run is resumable)")
         ->check(CLI::PositiveNumber);
     run_cmd
         ->add_option("--max-cost", run_options.max_cost_usd,
-                     "Stop between task runs once this many USD are spent (needs --prices; exit 3)")
+                     "Stop between task runs once this many USD are spent (needs --prices; exit 3; "
+                     "the run is resumable)")
         ->check(CLI::PositiveNumber);
     AddProfile(run_cmd, &run_options.profile, &run_options.seed);
     // --slurm is taken here (the array script), so the lab's release is --lab-slurm.

@@ -135,7 +135,10 @@ class AnthropicBackend : public HttpBackendBase {
         PostJson("/v1/messages", headers, AnthropicRequest(config(), conversation, tools));
     if (!http.ok()) return http.status();
     Result<Reply> reply = ParseAnthropicReply(http->body);
-    if (reply.ok()) reply->attempts = http->attempts;
+    if (reply.ok()) {
+      reply->attempts = http->attempts;
+      SettleTokens(*http, reply->usage);
+    }
     return reply;
   }
 };

@@ -27,7 +27,8 @@
 // BackendConfig::ca_file). They retry 429 and 5xx answers and transport failures with exponential
 // backoff (backoff_initial_s, doubling, each wait capped at backoff_max_s; a Retry-After header in
 // seconds replaces the computed wait, up to the same cap), at most max_retries times; other 4xx
-// answers and an untrusted server certificate are not retried.
+// answers and an untrusted server certificate are not retried. With BackendConfig::limiter the
+// waits of a 429 are the limiter's: every back-end sharing it waits (endpoint_limiter.h).
 // A reply that is not the JSON the API promises (bad JSON, missing fields, tool arguments that are
 // not a JSON object) is a kMalformedReply status, never a crash. Nothing here throws.
 //
@@ -45,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/llm/endpoint_limiter.h"
 #include "base/status.h"
 
 namespace slurm_rca::agents {
@@ -118,6 +120,10 @@ struct BackendConfig {
   double backoff_initial_s = 1.0;  // first wait; doubles each retry
   double backoff_max_s = 60;       // cap on each wait, Retry-After included
   std::string script;       // scripted only: path of the JSON script
+  // HTTP kinds: the endpoint's request and token limits and 429 pauses, shared by every back-end
+  // made for the same endpoint (one per worker of rca-bench run --jobs); null: none. The token
+  // estimate of a request is its body's bytes / 4 plus max_tokens (endpoint_limiter.h).
+  std::shared_ptr<EndpointLimiter> limiter;
 };
 
 class Backend {

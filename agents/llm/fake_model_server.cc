@@ -128,21 +128,25 @@ void FakeModelServer::Start() {
   server_->set_tcp_nodelay(true);
   server_->Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
     Response r;
+    Request rec;
+    rec.path = req.path;
+    rec.headers.insert(req.headers.begin(), req.headers.end());
+    rec.body = req.body;
+    rec.json = Json::parse(req.body, nullptr, false);
+    std::function<Response(const Request&)> responder;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      Request rec;
-      rec.path = req.path;
-      rec.headers.insert(req.headers.begin(), req.headers.end());
-      rec.body = req.body;
-      rec.json = Json::parse(req.body, nullptr, false);
-      requests_.push_back(std::move(rec));
-      if (queue_.empty()) {
-        r = {500, R"({"error": "fake model server: no scripted response left"})", {}};
-      } else {
+      requests_.push_back(rec);
+      if (!queue_.empty()) {
         r = std::move(queue_.front());
         queue_.pop_front();
+      } else if (responder_) {
+        responder = responder_;
+      } else {
+        r = {500, R"({"error": "fake model server: no scripted response left"})", {}};
       }
     }
+    if (responder) r = responder(rec);
     if (r.delay_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(r.delay_s));
     res.status = r.status;
     for (const auto& [k, v] : r.headers) res.set_header(k, v);
@@ -167,6 +171,11 @@ FakeModelServer::~FakeModelServer() {
 
 std::string FakeModelServer::base_url() const {
   return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+}
+
+void FakeModelServer::SetResponder(std::function<Response(const Request&)> responder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  responder_ = std::move(responder);
 }
 
 void FakeModelServer::Enqueue(Response r) {

@@ -9,7 +9,9 @@
 //   ... backend->Complete(...) ...
 //   EXPECT_EQ(server.requests()[1].json["model"], "m");
 //
-// With no response left it answers 500 {"error": "fake model server: no scripted response left"}.
+// With no response left it answers with the responder's response when one is set
+// (SetResponder: a reply computed from the request), else 500 {"error": "fake model server: no
+// scripted response left"}.
 // Threads: the server runs on its own thread; Enqueue and requests() may be called from any
 // thread. The destructor stops the server.
 //
@@ -20,6 +22,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +72,9 @@ class FakeModelServer {
   std::string base_url() const;  // "http://127.0.0.1:PORT" or "https://…"
 
   void Enqueue(Response r);
+  // Answers every request the queue does not (called on the server's threads, one request at a
+  // time per thread: it must be safe to call concurrently).
+  void SetResponder(std::function<Response(const Request&)> responder);
   std::vector<Request> requests() const;
   size_t pending() const;  // responses not yet served
 
@@ -95,6 +101,7 @@ class FakeModelServer {
   bool tls_ = false;
   mutable std::mutex mu_;
   std::deque<Response> queue_;
+  std::function<Response(const Request&)> responder_;
   std::vector<Request> requests_;
 };
 

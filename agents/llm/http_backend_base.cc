@@ -14,7 +14,8 @@ HttpBackendBase::HttpBackendBase(std::string kind, const BackendConfig& config, 
       endpoint_(endpoint),
       key_(std::move(key)),
       poster_(endpoint, {config.ca_file, config.timeout_s, config.max_retries,
-                         config.backoff_initial_s, config.backoff_max_s}) {}
+                         config.backoff_initial_s, config.backoff_max_s, config.limiter,
+                         config.max_tokens}) {}
 
 std::string HttpBackendBase::Describe() const {
   return kind_ + ":" + config_.model + "@" + endpoint_.ToString();
@@ -32,6 +33,10 @@ Result<HttpReply> HttpBackendBase::PostJson(const std::string& path,
                                             const std::multimap<std::string, std::string>& headers,
                                             const Json& body) {
   return poster_.Post(path, headers, body.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void HttpBackendBase::SettleTokens(const HttpReply& http, const Usage& usage) {
+  if (config_.limiter && http.grant.id != 0) config_.limiter->Settle(http.grant, usage.total());
 }
 
 Result<Json> ParseReplyObject(const std::string& body) {

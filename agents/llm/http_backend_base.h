@@ -46,6 +46,9 @@ class HttpBackendBase : public Backend {
                                    const std::multimap<std::string, std::string>& headers,
                                    const nlohmann::json& body);
 
+  // Tells the endpoint's limiter what the reply of `http` used (its grant reserved an estimate).
+  void SettleTokens(const HttpReply& http, const Usage& usage);
+
   const BackendConfig& config() const { return config_; }
   const std::string& key() const { return key_; }  // "" where none is needed (local OpenAI)
 

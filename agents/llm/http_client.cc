@@ -137,7 +137,22 @@ Result<HttpReply> JsonPoster::Post(const std::string& path,
     if (deadline_ == SteadyClock::time_point::max()) return HUGE_VAL;
     return std::chrono::duration<double>(deadline_ - SteadyClock::now()).count();
   };
+  EndpointLimiter* limiter = options_.limiter.get();
   for (int attempt = 1;; ++attempt) {
+    if (remaining() <= 0) {
+      return Status::DeadlineExceeded("POST " + where + " not sent: the deadline has passed" +
+                                 (last_error.empty() ? "" : "; last failure: " + last_error));
+    }
+    EndpointLimiter::Grant grant;
+    if (limiter) {
+      Result<EndpointLimiter::Grant> g = limiter->Acquire(
+          static_cast<int64_t>(body.size() / 4) + options_.reply_tokens, deadline_);
+      if (!g.ok()) {
+        return Status::DeadlineExceeded("POST " + where + " not sent: " + g.status().message() +
+                                        (last_error.empty() ? "" : "; last failure: " + last_error));
+      }
+      grant = *g;
+    }
     const double left = remaining();
     if (left <= 0) {
       return Status::DeadlineExceeded("POST " + where + " not sent: the deadline has passed" +
@@ -160,24 +175,35 @@ Result<HttpReply> JsonPoster::Post(const std::string& path,
                                                 "ca_file to its CA)");
       }
     } else if (res->status >= 200 && res->status < 300) {
-      return HttpReply{res->status, res->body, attempt};
+      return HttpReply{res->status, res->body, attempt, grant};
     } else if (res->status == 429 || res->status >= 500) {
       last_error = "HTTP " + std::to_string(res->status) + " from " + where + ": " +
                    Excerpt(res->body);
       wait = RetryAfterSeconds(*res);
     } else {
+      if (limiter) limiter->Settle(grant, 0);
       return Status::HttpError("HTTP " + std::to_string(res->status) + " from " + where + ": " +
                                Excerpt(res->body));
+    }
+    if (limiter) limiter->Settle(grant, 0);  // no reply, no usage to count
+    double s = std::min(wait.value_or(backoff), options_.backoff_max_s);
+    // The endpoint asked every client to slow down (a 429, or a Retry-After): every poster that
+    // shares the limiter waits, not only this one; the wait is the limiter's, not a sleep here.
+    const bool pause_all = limiter && res && (res->status == 429 || wait.has_value());
+    if (pause_all && s > 0) {
+      limiter->PauseUntil(SteadyClock::now() +
+                          std::chrono::duration_cast<SteadyClock::duration>(
+                              std::chrono::duration<double>(s)));
     }
     if (attempt > options_.max_retries) {
       return Status::Unavailable(last_error + " (after " + std::to_string(attempt) +
                                  " attempts)");
     }
-    double s = std::min(wait.value_or(backoff), options_.backoff_max_s);
     if (s >= remaining()) {
       return Status::DeadlineExceeded(last_error + " (no retry: the deadline comes first)");
     }
-    if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
+    if (limiter) limiter->NoteRetry();
+    if (s > 0 && !pause_all) std::this_thread::sleep_for(std::chrono::duration<double>(s));
     backoff *= 2;
   }
 }

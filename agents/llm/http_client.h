@@ -7,7 +7,10 @@
 // Post returns a reply only for a 2xx answer. 429, 5xx and transport failures are retried with
 // exponential backoff (a Retry-After in seconds replaces the computed wait; each wait is capped at
 // backoff_max_s); a certificate that fails verification and other 4xx answers are not retried.
-// Threads: a JsonPoster is used by one thread at a time.
+// With HttpOptions::limiter, every attempt first waits for the endpoint's limiter (shared with the
+// other workers' posters), and a 429 (or a 5xx with Retry-After) pauses the limiter for the wait
+// instead of sleeping here, so that every poster sharing it waits too.
+// Threads: a JsonPoster is used by one thread at a time; its limiter may be shared.
 #ifndef SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
 #define SLURM_RCA_AGENTS_LLM_HTTP_CLIENT_H_
 
@@ -16,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "agents/llm/endpoint_limiter.h"
 #include "base/status.h"
 
 namespace httplib {
@@ -42,12 +46,19 @@ struct HttpOptions {
   int max_retries = 4;
   double backoff_initial_s = 1.0;
   double backoff_max_s = 60;
+  // The endpoint's limits and pauses, shared by every worker's poster; null: none.
+  std::shared_ptr<EndpointLimiter> limiter;
+  // Tokens a reply may add to the request's estimate (bytes / 4) when the limiter counts tokens.
+  int64_t reply_tokens = 0;
 };
 
 struct HttpReply {
   int status = 0;
   std::string body;
   int attempts = 1;
+  // The limiter's grant of the attempt that succeeded (id 0: no limiter); the back-end settles it
+  // with the reply's usage (HttpBackendBase::SettleTokens).
+  EndpointLimiter::Grant grant;
 };
 
 class JsonPoster {

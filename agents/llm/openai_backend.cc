@@ -168,7 +168,10 @@ class OpenAiBackend : public HttpBackendBase {
         return http.status();
       }
       Result<Reply> reply = ParseOpenAiReply(http->body);
-      if (reply.ok()) reply->attempts = attempts + http->attempts;
+      if (reply.ok()) {
+        reply->attempts = attempts + http->attempts;
+        SettleTokens(*http, reply->usage);
+      }
       return reply;
     }
   }
