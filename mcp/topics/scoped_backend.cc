@@ -112,9 +112,10 @@ Evidence ScopedBackend::ReadFabric() {
 }
 
 std::optional<std::int64_t> ScopedBackend::EvidenceVersion() const {
-  // The answer cache is keyed by what a call asked, not by who asked: only the widest view may
-  // use it (and add to it), so that no answer reaches a caller whose view is narrower.
-  if (view_.own_user || !view_.logs) return std::nullopt;
+  // The answer cache is keyed by what a call asked, not by who asked: an own-jobs view (whose
+  // reads are narrowed) never uses it. The views with and without slurm:logs read the same for
+  // every topic but logs, whose answers are never kept (tools.cc Query), so they share it.
+  if (view_.own_user) return std::nullopt;
   return inner_.EvidenceVersion();
 }
 

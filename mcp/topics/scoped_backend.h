@@ -56,9 +56,10 @@ std::vector<std::string> NarrowToUser(std::vector<std::string> argv, const std::
 // answered as the guard's "DENIED <rule>: <reason>" with nothing read; otherwise the inner
 // back-end's. ReadLog without the
 // logs scope, and ReadFabric in the own-jobs view (cgroups and /proc name every job on the host),
-// are refused. EvidenceVersion is nullopt but in the widest view (slurm:read with slurm:logs), so
-// no answer built for a wider view reaches a narrower one through the answer cache, which is
-// keyed by what a call asked (mcp/topics/answer_cache.h). Not owned: inner must outlive it.
+// are refused. EvidenceVersion is nullopt in the own-jobs view, so no answer built for a wider
+// view reaches it through the answer cache, which is keyed by what a call asked
+// (mcp/topics/answer_cache.h); slurm:read with and without slurm:logs share the cache, which
+// never keeps a log's answer (tools.cc). Not owned: inner must outlive it.
 class ScopedBackend : public Backend {
  public:
   // Reads are made on behalf of `principal` (Backend::ReadAs: the live back-end's fair budget).

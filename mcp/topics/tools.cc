@@ -541,7 +541,11 @@ ToolResult Query(const SurfaceOptions& o, AnswerCache& answers, const Json& args
 
   // A replayed answer is built once per snapshot (answer_cache.h); a live one on every call.
   AnswerKey key{topic->name, std::move(filters), caps.max_rows, view.offset, view.group_by};
-  const std::optional<std::int64_t> version = o.backend->EvidenceVersion();
+  // A log's answer is never kept: whether a caller may read logs is a scope of its own, and the
+  // cache is keyed by what was asked, not by who asked (scoped_backend.h).
+  const std::optional<std::int64_t> version = topic->source == Source::kDaemonLog
+                                                  ? std::nullopt
+                                                  : o.backend->EvidenceVersion();
   std::shared_ptr<const CachedAnswer> answer = answers.Find(version, key);
   std::optional<CachedAnswer> fresh;
   if (answer == nullptr) {

@@ -569,9 +569,13 @@ class RecordingBackend : public CountingBackend {
 class ScopeTest : public ToolsTest {
  protected:
   ToolResult CallAs(const Caller& caller, const std::string& name, const Json& args) {
+    return RunAs(caller, name, args).Fields();
+  }
+  // The result as the tool gave it: `shared` is the kept answer it reused, if any.
+  ToolResult RunAs(const Caller& caller, const std::string& name, const Json& args) {
     CallerContext context(caller);
     for (const Tool& t : tools_) {
-      if (t.name == name) return t.run(args, context).Fields();
+      if (t.name == name) return t.run(args, context);
     }
     ADD_FAILURE() << "no tool " << name;
     return {};
@@ -678,6 +682,14 @@ TEST_F(ScopeTest, LogsNeedTheirOwnScopeEvenThroughTheAnswerCache) {
   ToolResult nodes = CallAs(reader, "slurm_query", {{"topic", "nodes"}});
   EXPECT_FALSE(nodes.is_error) << Text(nodes);
   EXPECT_EQ(Text(nodes).find("VIEW:"), std::string::npos);
+  // Every other topic reads the same with or without slurm:logs: one kept answer serves both.
+  const ToolResult kept = RunAs(reader, "slurm_query", {{"topic", "nodes"}});
+  ASSERT_NE(kept.shared, nullptr);
+  EXPECT_EQ(RunAs(ops, "slurm_query", {{"topic", "nodes"}}).shared, kept.shared);
+  EXPECT_EQ(RunAs(reader, "slurm_query", {{"topic", "nodes"}}).shared, kept.shared);
+  // An own-jobs caller's answers are never kept, nor a log's.
+  EXPECT_EQ(RunAs(alice_own_, "slurm_query", {{"topic", "nodes"}}).shared, nullptr);
+  EXPECT_EQ(RunAs(ops, "slurm_query", logs).shared, nullptr);
 }
 
 TEST(NarrowToUserTest, AddsTheFilterDropsTheWideningAndLeavesTheRest) {
