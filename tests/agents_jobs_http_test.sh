@@ -47,8 +47,39 @@ head -1 "$tmp/j3/$sub" | grep -q '"models_served":\["fake"\]' || fail "header: $
 kill "$pid" && wait "$pid"
 pid=
 grep -q "fake_model_api: 13 requests" "$tmp/api.log" || fail "fake_model_api: $(cat "$tmp/api.log"), not 13 requests"
+
+# Conversations of several turns, as bench/agent_jobs_bench.sh makes them: 0..4 tool calls before
+# the answer, specialists' conversations inside D's, a seeded latency per answer and a share of
+# 5xx. --jobs 4 writes what --jobs 1 writes, and the fake saw more turns than task runs.
+rm -f "$tmp/port"
+"$api" "$tmp/port" --tool-turns-max 4 --latency-ms 5 --error-rate 0.03 --seed 7 \
+  --stats "$tmp/stats.json" 2> "$tmp/api.log" &
+pid=$!
+for ((i = 0; i < 500; i++)); do
+  [[ -s "$tmp/port" ]] && break
+  sleep 0.01
+done
+port=$(cat "$tmp/port")
+many() {  # many OUT [flags...]
+  local out=$1
+  shift
+  OPENAI_API_KEY= "$rca" run --config B --config D --backend openai --base-url "http://127.0.0.1:$port/v1" \
+    --model fake-model --scenarios S01,S02,S03,S06,S16,S04-gpu-ecc-drain --no-score --out "$out" "$@"
+}
+many "$tmp/m4" --jobs 4 > /dev/null 2> "$tmp/err" || fail "several turns, --jobs 4 exited $?: $(tail -3 "$tmp/err")"
+many "$tmp/m1" > /dev/null 2> "$tmp/err" || fail "several turns, --jobs 1 exited $?: $(tail -3 "$tmp/err")"
+for sub in B-fake-model-r1.jsonl D-fake-model-r1.jsonl; do
+  cmp -s <(norm "$tmp/m4/$sub") <(norm "$tmp/m1/$sub") || fail "several turns: --jobs 4 and --jobs 1 differ in $sub:
+$(diff <(norm "$tmp/m4/$sub") <(norm "$tmp/m1/$sub") | head -5)"
+  turns=$(head -1 "$tmp/m1/$sub" | jq .usage.model_turns)
+  tools=$(head -1 "$tmp/m1/$sub" | jq .usage.tool_calls)
+  ((turns > 6 && tools > 0)) || fail "$sub: $turns model turns and $tools tool calls for 6 task runs"
+done
+kill "$pid" && wait "$pid"
+pid=
+[[ $(jq .server_errors "$tmp/stats.json") -gt 0 ]] || fail "the fake answered no 5xx: $(cat "$tmp/stats.json")"
 if ((fails > 0)); then
   echo "$fails failure(s)" >&2
   exit 1
 fi
-echo "ok: --jobs 3 over HTTP waits out a 429 and writes what --jobs 1 writes (in $took s)"
+echo "ok: --jobs 3 over HTTP waits out a 429 and writes what --jobs 1 writes (in $took s); with several turns, specialists and 5xx, --jobs 4 writes what --jobs 1 writes"

@@ -102,9 +102,11 @@ std::string FakeModelServer::Request::Header(const std::string& name) const {
   return "";
 }
 
-FakeModelServer::FakeModelServer() {
+FakeModelServer::FakeModelServer() : FakeModelServer(8) {}
+
+FakeModelServer::FakeModelServer(int threads) {
   server_ = std::make_unique<httplib::Server>();
-  Start();
+  Start(threads);
 }
 
 FakeModelServer::FakeModelServer(const TestCertificate& tls) : tls_(true) {
@@ -121,10 +123,12 @@ FakeModelServer::FakeModelServer(const TestCertificate& tls) : tls_(true) {
   }
   X509_free(cert);
   EVP_PKEY_free(key);
-  if (server_) Start();
+  if (server_) Start(8);
 }
 
-void FakeModelServer::Start() {
+void FakeModelServer::Start(int threads) {
+  const size_t pool = static_cast<size_t>(std::max(threads, 1));
+  server_->new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
   server_->set_tcp_nodelay(true);
   server_->Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
     Response r;
@@ -136,7 +140,8 @@ void FakeModelServer::Start() {
     std::function<Response(const Request&)> responder;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      requests_.push_back(rec);
+      ++request_count_;
+      if (keep_requests_) requests_.push_back(rec);
       if (!queue_.empty()) {
         r = std::move(queue_.front());
         queue_.pop_front();
@@ -186,6 +191,16 @@ void FakeModelServer::Enqueue(Response r) {
 std::vector<FakeModelServer::Request> FakeModelServer::requests() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_;
+}
+
+void FakeModelServer::KeepRequests(bool keep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_requests_ = keep;
+}
+
+size_t FakeModelServer::request_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return request_count_;
 }
 
 size_t FakeModelServer::pending() const {

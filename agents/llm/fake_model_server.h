@@ -12,8 +12,11 @@
 // With no response left it answers with the responder's response when one is set
 // (SetResponder: a reply computed from the request), else 500 {"error": "fake model server: no
 // scripted response left"}.
-// Threads: the server runs on its own thread; Enqueue and requests() may be called from any
-// thread. The destructor stops the server.
+// Threads: the server runs on its own thread and answers on a pool of worker threads (8 unless
+// FakeModelServer(threads) says otherwise: each keep-alive connection holds one, so a test of N
+// concurrent clients needs N); Enqueue and requests() may be called from any thread. The
+// destructor stops the server. KeepRequests(false) stops recording requests (a long benchmark);
+// request_count() counts them either way.
 //
 // MakeSelfSignedCertificate makes a throwaway RSA key and a self-signed certificate (CA:TRUE,
 // subjectAltName IP:127.0.0.1 and DNS:localhost) with the OpenSSL API, for HTTPS tests.
@@ -62,6 +65,7 @@ class FakeModelServer {
   };
 
   FakeModelServer();                                   // plain HTTP
+  explicit FakeModelServer(int threads);               // plain HTTP, this many worker threads
   explicit FakeModelServer(const TestCertificate& tls);  // HTTPS with this certificate
   ~FakeModelServer();
   FakeModelServer(const FakeModelServer&) = delete;
@@ -76,6 +80,8 @@ class FakeModelServer {
   // time per thread: it must be safe to call concurrently).
   void SetResponder(std::function<Response(const Request&)> responder);
   std::vector<Request> requests() const;
+  void KeepRequests(bool keep);
+  size_t request_count() const;
   size_t pending() const;  // responses not yet served
 
   // Reply bodies in each API's shape, "model": "fake". tool_calls: {id, name, arguments
@@ -92,7 +98,7 @@ class FakeModelServer {
                                     int cache_creation_input_tokens = 0);
 
  private:
-  void Start();
+  void Start(int threads);
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
@@ -103,6 +109,8 @@ class FakeModelServer {
   std::deque<Response> queue_;
   std::function<Response(const Request&)> responder_;
   std::vector<Request> requests_;
+  bool keep_requests_ = true;
+  size_t request_count_ = 0;
 };
 
 }  // namespace slurm_rca::agents
