@@ -145,6 +145,7 @@ bench: build
 	$(BUILD)/bin/agent_loop_bench
 	$(BUILD)/bin/score_bench
 	bench/agent_run_bench.sh $(BUILD)/bin 10
+	bench/agent_jobs_bench.sh $(BUILD)/bin 1 8 32
 
 soak: build
 	$(BUILD)/bin/mcp_load --clients 64 --seconds 600
