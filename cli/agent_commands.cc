@@ -288,6 +288,7 @@ Json RunIdentity(const RunCommandOptions& o, const std::vector<agents::AgentConf
   for (const auto& c : configs) any_agent = any_agent || c.kind == "agent";
   if (any_agent) {
     model = {{"backend", o.model.backend.kind}, {"model", o.model.backend.model}};
+    if (o.model.backend.seed) model["seed"] = *o.model.backend.seed;
     if (o.model.backend.kind == "scripted") {
       std::ifstream in(o.model.backend.script, std::ios::binary);
       std::stringstream text;

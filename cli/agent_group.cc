@@ -1,5 +1,6 @@
 // rca-bench run, diagnose, collect, configs, graph, fit-abstention: the agents.
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -41,6 +42,11 @@ class AgentCommandGroup : public CommandGroup {
       cmd->add_option("--max-tokens", m->backend.max_tokens, "Per reply")->capture_default_str();
       cmd->add_option("--timeout", m->backend.timeout_s, "Seconds per model request")
           ->capture_default_str();
+      cmd->add_option_function<std::int64_t>(
+          "--model-seed", [m](const std::int64_t& seed) { m->backend.seed = seed; },
+          "Seed sent with every request (OpenAI-compatible back-ends: OpenAI, vLLM, llama.cpp; "
+          "Anthropic's API has none and refuses it here); the submission header records it. "
+          "Default: none sent");
     };
     run_cmd = app.add_subcommand(
         "run",

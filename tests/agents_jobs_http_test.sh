@@ -75,6 +75,15 @@ $(diff <(norm "$tmp/m4/$sub") <(norm "$tmp/m1/$sub") | head -5)"
   tools=$(head -1 "$tmp/m1/$sub" | jq .usage.tool_calls)
   ((turns > 6 && tools > 0)) || fail "$sub: $turns model turns and $tools tool calls for 6 task runs"
 done
+# --model-seed: sent, recorded in the header as sent, and part of what a resume must match.
+many "$tmp/seeded" --jobs 2 --model-seed 11 > /dev/null 2> "$tmp/err" ||
+  fail "--model-seed 11 exited $?: $(tail -3 "$tmp/err")"
+head -1 "$tmp/seeded/B-fake-model-r1.jsonl" | jq -e '.seed == 11' > /dev/null ||
+  fail "the header does not record seed 11: $(head -1 "$tmp/seeded/B-fake-model-r1.jsonl" | jq -c '{seed, temperature}')"
+head -1 "$tmp/m1/B-fake-model-r1.jsonl" | jq -e '.seed == "not sent"' > /dev/null ||
+  fail "without --model-seed the header does not say not sent"
+many "$tmp/seeded" --model-seed 12 > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q "model" "$tmp/err" || fail "a resume with another seed: rc $rc $(cat "$tmp/err")"
 kill "$pid" && wait "$pid"
 pid=
 [[ $(jq .server_errors "$tmp/stats.json") -gt 0 ]] || fail "the fake answered no 5xx: $(cat "$tmp/stats.json")"
@@ -82,4 +91,4 @@ if ((fails > 0)); then
   echo "$fails failure(s)" >&2
   exit 1
 fi
-echo "ok: --jobs 3 over HTTP waits out a 429 and writes what --jobs 1 writes (in $took s); with several turns, specialists and 5xx, --jobs 4 writes what --jobs 1 writes"
+echo "ok: --jobs 3 over HTTP waits out a 429 and writes what --jobs 1 writes (in $took s); with several turns, specialists and 5xx, --jobs 4 writes what --jobs 1 writes; --model-seed is recorded and binds a resume"

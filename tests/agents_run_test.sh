@@ -148,6 +148,11 @@ printf 'scripted: {input: -1, output: 8, cached_input: 0.5}\n' > "$tmp/neg.yaml"
 head -1 "$tmp/cap/B-scripted-r1.jsonl" | grep -q '"stopped":"--max-tokens-total 1 reached' ||
   fail "the capped submission does not say it stopped"
 
+ANTHROPIC_API_KEY=x "$rca" run --config B --backend anthropic --model m --model-seed 1 --scenarios S01 \
+  --out "$tmp/x" > /dev/null 2> "$tmp/err"; rc=$?
+[[ $rc -eq 2 ]] && grep -q "the Messages API takes no seed" "$tmp/err" ||
+  fail "--model-seed with anthropic: rc $rc $(cat "$tmp/err")"
+
 # --- --slurm: a job-array script, three of its tasks run by hand, collect
 "$rca" run --config graphwalk --scenarios S01,S06 --repeats 2 --slurm "$tmp/array.sh" --out "$tmp/arr" \
   > /dev/null || fail "--slurm exited $?"

@@ -115,6 +115,10 @@ struct BackendConfig {
   std::string ca_file;      // PEM file of trusted CAs for HTTPS; empty: the system's store
   int max_tokens = 4096;    // per reply
   double temperature = 0;
+  // Sent as "seed" with every request by the OpenAI back-end when set (OpenAI, vLLM and llama.cpp
+  // take it; a server that answers 400 naming it gets requests without it, and the header says
+  // "not sent"). Anthropic's Messages API has no seed: MakeBackend refuses one there.
+  std::optional<std::int64_t> seed;
   double timeout_s = 120;   // connect, read and write timeout of one request
   int max_retries = 4;      // extra attempts after a 429, a 5xx or a transport failure
   double backoff_initial_s = 1.0;  // first wait; doubles each retry

@@ -26,7 +26,8 @@ void HttpBackendBase::SetDeadline(std::chrono::steady_clock::time_point deadline
 }
 
 Json HttpBackendBase::SamplingSent() const {
-  return {{"temperature", config_.temperature}, {"seed", "not sent"}};
+  return {{"temperature", config_.temperature},
+          {"seed", config_.seed ? Json(*config_.seed) : Json("not sent")}};
 }
 
 Result<HttpReply> HttpBackendBase::PostJson(const std::string& path,

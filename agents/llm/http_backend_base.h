@@ -31,7 +31,7 @@ class HttpBackendBase : public Backend {
   // "KIND:MODEL@URL", KIND as given to the constructor ("openai", "anthropic").
   std::string Describe() const override;
   void SetDeadline(std::chrono::steady_clock::time_point deadline) override;
-  // The configured temperature; no seed (neither back-end sends one).
+  // The configured temperature and seed ("not sent" when none is configured).
   nlohmann::json SamplingSent() const override;
 
  protected:

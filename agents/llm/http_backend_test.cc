@@ -667,6 +667,9 @@ TEST_F(MakeBackendTest, BadConfigurationsAreRefused) {
       {{"anthropic", "https://h", "m", kKeyEnv, "/nonexistent/ca.pem"}, "cannot read ca_file"},
       {{"scripted"}, "no script path"},
   };
+  BackendConfig seeded{"anthropic", "https://h", "m", kKeyEnv};
+  seeded.seed = 7;
+  cases.push_back({seeded, "the Messages API takes no seed"});
   BackendConfig unreadable;
   unreadable.kind = "scripted";
   unreadable.script = "/nonexistent/script.json";
@@ -726,6 +729,49 @@ TEST(OpenAiQuirksTest, AdaptsToReasoningModelsOnce) {
 // OpenAI caches a prompt's longest previously seen prefix automatically: the bytes the back-end
 // sends for the stable prefix (system message, tools) must not change across turns or tasks, and
 // each turn's messages must extend the previous turn's byte for byte.
+// A configured seed goes with every request and into the header; a server that answers 400 naming
+// it gets the same request without it, and every later one, and the header then says "not sent".
+TEST(OpenAiSeedTest, SentWhenConfiguredAndDroppedWhenRefused) {
+  setenv(kKeyEnv, kKey, 1);
+  FakeModelServer server;
+  ASSERT_TRUE(server.ok());
+  BackendConfig c{"openai", server.base_url() + "/v1", "m", kKeyEnv};
+  c.seed = 42;
+  std::vector<Message> conv = {{Message::Role::kUser, "hi"}};
+  {
+    server.Enqueue({200, FakeModelServer::OpenAiReply("seeded", {})});
+    Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ASSERT_TRUE((*b)->Complete(conv, {}).ok());
+    ASSERT_EQ(server.requests().size(), 1u);
+    EXPECT_EQ(server.requests()[0].json["seed"], 42);
+    EXPECT_EQ((*b)->SamplingSent(), Json({{"temperature", 0}, {"seed", 42}}));
+  }
+  server.Enqueue({400, R"({"error": {"message": "Unrecognized request argument supplied: seed"}})"});
+  server.Enqueue({200, FakeModelServer::OpenAiReply("first", {})});
+  server.Enqueue({200, FakeModelServer::OpenAiReply("second", {})});
+  Result<std::unique_ptr<Backend>> b = MakeBackend(c, FromProcess);
+  ASSERT_TRUE(b.ok());
+  Result<Reply> r = (*b)->Complete(conv, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->text, "first");
+  EXPECT_EQ(r->attempts, 2);
+  ASSERT_TRUE((*b)->Complete(conv, {}).ok());
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_EQ(reqs[1].json["seed"], 42);
+  EXPECT_FALSE(reqs[2].json.contains("seed"));
+  EXPECT_FALSE(reqs[3].json.contains("seed"));
+  EXPECT_EQ((*b)->SamplingSent()["seed"], "not sent");
+  // Without a seed configured, a 400 naming "seed" is not a quirk: returned at once.
+  BackendConfig plain{"openai", server.base_url() + "/v1", "m", kKeyEnv};
+  Result<std::unique_ptr<Backend>> p = MakeBackend(plain, FromProcess);
+  ASSERT_TRUE(p.ok());
+  server.Enqueue({400, R"({"error": {"message": "bad seed"}})"});
+  EXPECT_FALSE((*p)->Complete(conv, {}).ok());
+  EXPECT_EQ(server.requests().size(), 5u);
+}
+
 TEST(OpenAiPrefixTest, StablePrefixIsByteIdenticalAcrossTurnsAndTasks) {
   setenv(kKeyEnv, kKey, 1);
   FakeModelServer server;

@@ -32,6 +32,7 @@ namespace slurm_rca::agents {
 struct OpenAiQuirks {
   bool max_completion_tokens = false;  // send max_completion_tokens instead of max_tokens
   bool omit_temperature = false;
+  bool omit_seed = false;  // the server refused "seed" (400 naming it)
 };
 nlohmann::json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conversation,
                              const std::vector<ToolSpec>& tools, OpenAiQuirks quirks = {});

@@ -26,6 +26,10 @@ Result<std::unique_ptr<Backend>> MakeBackend(const BackendConfig& config, const 
   if (config.model.empty()) {
     return Status::InvalidArgument(config.kind + " back-end: no model given");
   }
+  if (!openai && config.seed) {
+    return Status::InvalidArgument("anthropic back-end: the Messages API takes no seed "
+                                   "(--model-seed is for OpenAI-compatible endpoints)");
+  }
   std::string url = config.base_url;
   if (url.empty() && openai) {
     std::optional<std::string> from_env = env("OPENAI_BASE_URL");

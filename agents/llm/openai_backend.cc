@@ -46,6 +46,7 @@ Json OpenAiRequest(const BackendConfig& config, const std::vector<Message>& conv
   Json body = {{"model", config.model}, {"messages", messages}};
   body[quirks.max_completion_tokens ? "max_completion_tokens" : "max_tokens"] = config.max_tokens;
   if (!quirks.omit_temperature) body["temperature"] = config.temperature;
+  if (config.seed && !quirks.omit_seed) body["seed"] = *config.seed;
   if (!tools.empty()) {
     Json t = Json::array();
     for (const ToolSpec& s : tools) {
@@ -165,6 +166,12 @@ class OpenAiBackend : public HttpBackendBase {
           ++attempts;
           continue;
         }
+        if (bad_request && config().seed && !quirks_.omit_seed &&
+            m.find("seed") != std::string::npos) {
+          quirks_.omit_seed = true;
+          ++attempts;
+          continue;
+        }
         return http.status();
       }
       Result<Reply> reply = ParseOpenAiReply(http->body);
@@ -179,6 +186,7 @@ class OpenAiBackend : public HttpBackendBase {
   Json SamplingSent() const override {
     Json sent = HttpBackendBase::SamplingSent();
     if (quirks_.omit_temperature) sent["temperature"] = "not sent";
+    if (quirks_.omit_seed) sent["seed"] = "not sent";
     return sent;
   }
 
