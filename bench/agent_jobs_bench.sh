@@ -56,7 +56,7 @@ echo "fake_model_api (TEST DOUBLE): latency lognormal median ${latency} ms sigma
 ceiling=$(awk -v r="$rpm" 'BEGIN { printf "%.1f", r / 60 }')
 base_wall=
 base_rate=
-printf '%5s %9s %6s %8s %8s %9s %8s %14s %5s %5s %9s %8s %5s\n' jobs wall_s runs requests "req/s" "of_ceil" speedup target 429s 5xx cpu_s rss_MiB same
+printf '%5s %9s %6s %8s %8s %9s %8s %14s %5s %5s %9s %8s %10s %6s %5s\n' jobs wall_s runs requests "req/s" "of_ceil" speedup target 429s 5xx cpu_s rss_MiB fake_cpu_s busy% same
 for n in "${jobs_list[@]}"; do
   rm -f "$tmp/port"
   "$bin/fake_model_api" "$tmp/port" --tool-turns-max "$turns" --latency-ms "$latency" \
@@ -69,12 +69,21 @@ for n in "${jobs_list[@]}"; do
   done
   port=$(cat "$tmp/port")
   rc=0
+  read -r -a cpu0 < <(head -1 /proc/stat)
   OPENAI_API_KEY= /usr/bin/time -f '%e %U %S %M' -o "$tmp/time$n" "$bin/rca-bench" run \
     "${config_flags[@]}" "${scenario_flags[@]}" --repeats "$repeats" --backend openai \
     --base-url "http://127.0.0.1:$port/v1" --model fake-model --jobs "$n" \
     --requests-per-minute "$rpm" --no-score --out "$tmp/j$n" > "$tmp/out$n" 2> "$tmp/err$n" || rc=$?
+  # The fake's own CPU (utime + stime, clock ticks), and how busy the machine's CPUs were over
+  # the run: whether the cores, rather than the limit, bound the row.
+  fake_ticks=$(awk '{ print $14 + $15 }' "/proc/$api/stat")
+  read -r -a cpu1 < <(head -1 /proc/stat)
   kill "$api" && wait "$api" || true
   api=
+  busy=$(awk -v a="${cpu0[*]}" -v b="${cpu1[*]}" 'BEGIN { split(a, x); split(b, y)
+    for (i = 2; i <= 9; i++) { t += y[i] - x[i] }; idle = (y[5] - x[5]) + (y[6] - x[6])
+    printf "%.0f", 100 * (t - idle) / t }')
+  fake_cpu=$(awk -v t="$fake_ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')
   if ((rc != 0)); then
     echo "agent_jobs_bench: --jobs $n exited $rc:" >&2
     tail -5 "$tmp/err$n" >&2
@@ -103,13 +112,14 @@ for n in "${jobs_list[@]}"; do
                        t = sprintf("%.1fx:%s", want, ok) }
       else { ok = (r >= 0.9 * c) ? "met" : "MISSED"; t = sprintf("0.9ceil:%s", ok) }
       printf "%.2fx %s\n", b / w, t }')
-  printf '%5d %9.1f %6d %8d %8.1f %8.0f%% %8s %14s %5d %5d %9.1f %8.0f %5s\n' "$n" "$wall" "$runs" \
+  printf '%5d %9.1f %6d %8d %8.1f %8.0f%% %8s %14s %5d %5d %9.1f %8.0f %10s %5s%% %5s\n' "$n" "$wall" "$runs" \
     "$answered" "$rate" "$(awk -v r="$rate" -v c="$ceiling" 'BEGIN { print 100 * r / c }')" \
     "$speedup" "$target" "$limited" "$failed" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" \
-    "$(awk -v k="$rss_kib" 'BEGIN { print k / 1024 }')" "$same"
+    "$(awk -v k="$rss_kib" 'BEGIN { print k / 1024 }')" "$fake_cpu" "$busy" "$same"
 done
 echo "ceiling: $ceiling requests/s (RPM $rpm / 60). runs: task runs; requests: answered 200 by the fake;" \
-  "cpu_s: user + system of rca-bench and its slurm-mcp children; rss_MiB: the largest of them (GNU time)"
+  "cpu_s: user + system of rca-bench and its slurm-mcp children; rss_MiB: the largest of them (GNU time);" \
+  "fake_cpu_s: the fake model server's own CPU; busy%: the machine's CPUs busy over the row (/proc/stat)"
 # Tokens the run spent, from the submissions' headers (the fake counts a request's bytes / 4 as
 # its prompt): what the same reads would cost in input tokens against a real API.
 for f in "$tmp/j${jobs_list[0]}"/*.jsonl; do
