@@ -36,8 +36,14 @@ help:
 deps:
 	@scripts/deps.sh
 
+# gcc's build at -O2 with line tables and function names (-g1), not full debug info (-g): a
+# backtrace and perf still name file, line and function, and it compiles faster (issue #23: six
+# translation units sampled on 2026-12-06 took 21-39% less, mcp/protocol/http_core.cc 94 s at -g
+# and 73 s at -g1). For gdb's locals: make GCC_RELWITHDEBINFO="-O2 -g -DNDEBUG" in a fresh $(BUILD).
+GCC_RELWITHDEBINFO ?= -O2 -g1 -DNDEBUG
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(GCC_RELWITHDEBINFO)" \
 	  -DSLURM_RCA_FUZZER=$(CURDIR)/$(ASAN_BUILD)/bin/guard_fuzz $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
