@@ -34,7 +34,7 @@ nodes=$(SLURM_CONF=$dir/etc/slurm.conf sinfo -h -o %T | sort -u | tr '\n' ' ')
 trap - EXIT
 [[ $fails -eq 0 ]] || exit 1
 # Four scenarios at once (smoke's most), each in a fresh lab of its own (ports 27800, 28800, 29800,
-# 30800); the labs mostly wait on Slurm's timers, so four take about three quarters of three's time
-# (issue #23: 848 s at 3 in a CI run of 2026-12-06; 710 s at 4 on the same day, with a build at
-# nice 19 beside it part of the time).
+# 30800); the labs mostly wait on Slurm's timers (issue #23: 848 s at 3 in a CI run of 2026-12-06;
+# 710 s at 4 on the same day, 0.77 CPUs busy on average, with a build at nice 19 beside it part of
+# the time).
 exec "$bin" smoke --dir "/tmp/rca-smoke-$$" --port-base 27800 --window 45 --jobs 4
