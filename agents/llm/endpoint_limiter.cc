@@ -70,12 +70,18 @@ base::Result<EndpointLimiter::Grant> EndpointLimiter::Acquire(int64_t tokens,
   }
 }
 
-void EndpointLimiter::Settle(const Grant& grant, int64_t tokens) {
+void EndpointLimiter::Settle(const Grant& grant, int64_t tokens, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (Entry& e : window_) {
-    if (e.id != grant.id) continue;
+  // A grant is settled soon after it was made: look from the newest end.
+  for (auto it = window_.rbegin(); it != window_.rend(); ++it) {
+    if (it->id != grant.id) continue;
+    Entry e = *it;
     window_tokens_ += std::max<int64_t>(tokens, 0) - e.tokens;
     e.tokens = std::max<int64_t>(tokens, 0);
+    // Counted from now on, at the window's newest end (the window stays sorted by time).
+    window_.erase(std::next(it).base());
+    e.at = window_.empty() ? std::max(e.at, now) : std::max({e.at, now, window_.back().at});
+    window_.push_back(e);
     break;
   }
   changed_.notify_all();
