@@ -15,7 +15,7 @@
 # stopped by its PID.
 # Usage: bench/agent_jobs_bench.sh [BUILD_BIN] [JOBS...]   (default: build/bin 1 8 32)
 # Environment: REPEATS=3 SCENARIOS= (all) CONFIGS="A B C D E" LATENCY_MS=40 LATENCY_SIGMA=0.35
-#              TOOL_TURNS=6 RPM=9000 ERROR_RATE=0.002 SEED=1
+#              TOOL_TURNS=6 RPM=9000 ERROR_RATE=0.002 SEED=1 KILL_AFTER=45 (0: no killed run)
 set -euo pipefail
 bin=$(realpath "${1:-build/bin}")
 shift || true
@@ -120,6 +120,61 @@ done
 echo "ceiling: $ceiling requests/s (RPM $rpm / 60). runs: task runs; requests: answered 200 by the fake;" \
   "cpu_s: user + system of rca-bench and its slurm-mcp children; rss_MiB: the largest of them (GNU time);" \
   "fake_cpu_s: the fake model server's own CPU; busy%: the machine's CPUs busy over the row (/proc/stat)"
+# Killed and resumed (issue #37's "survives being killed and resumed"): the last --jobs value
+# again, SIGKILLed KILL_AFTER seconds in, then the same command on the same directory; its
+# submissions must equal the first row's. KILL_AFTER=0 skips it.
+kill_after=${KILL_AFTER:-45}
+if ((kill_after > 0)); then
+  n=${jobs_list[-1]}
+  rm -f "$tmp/port"
+  "$bin/fake_model_api" "$tmp/port" --tool-turns-max "$turns" --latency-ms "$latency" \
+    --latency-sigma "$sigma" --requests-per-minute "$rpm" --error-rate "$errors" --seed "$seed" \
+    --threads $((n + 8)) 2> "$tmp/api-kill.log" &
+  api=$!
+  for ((i = 0; i < 500; i++)); do
+    [[ -s "$tmp/port" ]] && break
+    sleep 0.01
+  done
+  port=$(cat "$tmp/port")
+  again=("$bin/rca-bench" run "${config_flags[@]}" "${scenario_flags[@]}" --repeats "$repeats"
+    --backend openai --base-url "http://127.0.0.1:$port/v1" --model fake-model --jobs "$n"
+    --requests-per-minute "$rpm" --no-score --out "$tmp/killed")
+  t0=$(date +%s.%N)
+  OPENAI_API_KEY= "${again[@]}" > /dev/null 2> "$tmp/err-killed" &
+  victim=$!
+  sleep "$kill_after"
+  kids=$(pgrep -P "$victim" || true)
+  kill -KILL "$victim" 2> /dev/null
+  wait "$victim" 2> /dev/null || true
+  before=0
+  [[ -f "$tmp/killed/run.journal" ]] && before=$(($(wc -l < "$tmp/killed/run.journal") - 1))
+  # The killed run's slurm-mcp children lose their parent's pipes and end: how long until the
+  # last has, within 5 s; any left then is counted and stopped by its PID.
+  left=0
+  for ((i = 0; i <= 50; i++)); do
+    left=0
+    for k in $kids; do kill -0 "$k" 2> /dev/null && left=$((left + 1)); done
+    ((left == 0)) && break
+    sleep 0.1
+  done
+  gone_s=$(awk -v i="$i" 'BEGIN { printf "%.1f", i / 10 }')
+  for k in $kids; do kill "$k" 2> /dev/null || true; done
+  OPENAI_API_KEY= "${again[@]}" > "$tmp/out-resumed" 2> "$tmp/err-resumed" || {
+    echo "agent_jobs_bench: the resumed run exited $?:" >&2
+    tail -5 "$tmp/err-resumed" >&2
+    exit 1
+  }
+  took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  kill "$api" && wait "$api" || true
+  api=
+  same=yes
+  for f in "$tmp/j${jobs_list[0]}"/*.jsonl; do
+    cmp -s <(norm "$f") <(norm "$tmp/killed/$(basename "$f")") || same=NO
+  done
+  echo "killed: --jobs $n SIGKILLed after $kill_after s with $before of the task runs journaled" \
+    "(its $(wc -w <<< "$kids") slurm-mcp children gone within $gone_s s, $left left after 5 s); resumed by the same command: $took s in all;" \
+    "submissions the same as --jobs ${jobs_list[0]}'s: $same"
+fi
 # Tokens the run spent, from the submissions' headers (the fake counts a request's bytes / 4 as
 # its prompt): what the same reads would cost in input tokens against a real API.
 for f in "$tmp/j${jobs_list[0]}"/*.jsonl; do

@@ -61,7 +61,7 @@ TEST(EndpointLimiter, FakeClockTokensAreEstimatesUntilSettled) {
   EndpointLimiter::Decision b = limiter.TryAcquire(t0 + seconds(1), 600);
   ASSERT_FALSE(b.granted);
   EXPECT_EQ(b.retry_at, t0 + seconds(60));  // when the first grant leaves the window
-  limiter.Settle(a.grant, 300);              // the reply used less than its estimate
+  limiter.Settle(a.grant, 300, t0);          // the reply used less than its estimate
   b = limiter.TryAcquire(t0 + seconds(1), 600);
   ASSERT_TRUE(b.granted);
   // More than the whole limit: only into an empty window.
@@ -70,6 +70,38 @@ TEST(EndpointLimiter, FakeClockTokensAreEstimatesUntilSettled) {
   EXPECT_EQ(big.retry_at, t0 + seconds(61));
   ASSERT_TRUE(limiter.TryAcquire(t0 + seconds(61), 5000).granted);
   EXPECT_FALSE(limiter.TryAcquire(t0 + seconds(61), 1).granted);
+}
+
+// A settled grant counts from its reply, as a server counts a request from its arrival (after
+// the grant): its slot frees a window after the reply, not after the grant; settled out of order,
+// the window stays sorted and each grant leaves a window after its own reply.
+TEST(EndpointLimiter, FakeClockASettledGrantCountsFromItsReply) {
+  EndpointLimiter one({1, 0, seconds(10)});
+  Clock::time_point t0{};
+  EndpointLimiter::Decision a = one.TryAcquire(t0, 0);
+  ASSERT_TRUE(a.granted);
+  one.Settle(a.grant, 7, t0 + seconds(3));
+  EndpointLimiter::Decision b = one.TryAcquire(t0 + seconds(10), 0);
+  ASSERT_FALSE(b.granted);
+  EXPECT_EQ(b.retry_at, t0 + seconds(13));
+  EXPECT_TRUE(one.TryAcquire(t0 + seconds(13), 0).granted);
+
+  EndpointLimiter three({3, 0, seconds(10)});
+  EndpointLimiter::Decision g1 = three.TryAcquire(t0, 0), g2 = three.TryAcquire(t0 + seconds(1), 0),
+                            g3 = three.TryAcquire(t0 + seconds(2), 0);
+  ASSERT_TRUE(g1.granted && g2.granted && g3.granted);
+  three.Settle(g2.grant, 0, t0 + seconds(4));
+  three.Settle(g1.grant, 0, t0 + seconds(5));  // the window now: g3 at 2, g2 at 4, g1 at 5
+  EndpointLimiter::Decision d = three.TryAcquire(t0 + seconds(11), 0);
+  ASSERT_FALSE(d.granted);
+  EXPECT_EQ(d.retry_at, t0 + seconds(12));  // g3 leaves first
+  ASSERT_TRUE(three.TryAcquire(t0 + seconds(12), 0).granted);
+  d = three.TryAcquire(t0 + seconds(13), 0);
+  ASSERT_FALSE(d.granted);
+  EXPECT_EQ(d.retry_at, t0 + seconds(14));  // then g2, a window after its reply
+  // A grant already out of the window is left alone.
+  three.Settle(g3.grant, 0, t0 + seconds(13));
+  EXPECT_EQ(three.TryAcquire(t0 + seconds(13), 0).retry_at, t0 + seconds(14));
 }
 
 TEST(EndpointLimiter, FakeClockPauseHoldsEveryCallerUntilItsEnd) {
