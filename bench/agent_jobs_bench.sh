@@ -48,6 +48,22 @@ for c in $configs; do config_flags+=(--config "$c"); done
 scenario_flags=()
 [[ -n "${SCENARIOS:-}" ]] && scenario_flags=(--scenarios "$SCENARIOS")
 norm() { jq -cS 'del(.date) | del(.usage.wall_s)' "$1"; }
+# start_fake JOBS LOG [FLAGS...]: fake_model_api as configured above, with a worker thread per
+# rca-bench worker and 8 more; sets api (its PID) and port.
+start_fake() {
+  local n=$1 log=$2
+  shift 2
+  rm -f "$tmp/port"
+  "$bin/fake_model_api" "$tmp/port" --tool-turns-max "$turns" --latency-ms "$latency" \
+    --latency-sigma "$sigma" --requests-per-minute "$rpm" --error-rate "$errors" --seed "$seed" \
+    --threads $((n + 8)) "$@" 2> "$log" &
+  api=$!
+  for ((i = 0; i < 500; i++)); do
+    [[ -s "$tmp/port" ]] && break
+    sleep 0.01
+  done
+  port=$(cat "$tmp/port")
+}
 
 echo "agent_jobs_bench: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "fake_model_api (TEST DOUBLE): latency lognormal median ${latency} ms sigma $sigma," \
@@ -58,16 +74,7 @@ base_wall=
 base_rate=
 printf '%5s %9s %6s %8s %8s %9s %8s %14s %5s %5s %9s %8s %10s %6s %5s\n' jobs wall_s runs requests "req/s" "of_ceil" speedup target 429s 5xx cpu_s rss_MiB fake_cpu_s busy% same
 for n in "${jobs_list[@]}"; do
-  rm -f "$tmp/port"
-  "$bin/fake_model_api" "$tmp/port" --tool-turns-max "$turns" --latency-ms "$latency" \
-    --latency-sigma "$sigma" --requests-per-minute "$rpm" --error-rate "$errors" --seed "$seed" \
-    --threads $((n + 8)) --stats "$tmp/stats$n.json" 2> "$tmp/api$n.log" &
-  api=$!
-  for ((i = 0; i < 500; i++)); do
-    [[ -s "$tmp/port" ]] && break
-    sleep 0.01
-  done
-  port=$(cat "$tmp/port")
+  start_fake "$n" "$tmp/api$n.log" --stats "$tmp/stats$n.json"
   rc=0
   read -r -a cpu0 < <(head -1 /proc/stat)
   OPENAI_API_KEY= /usr/bin/time -f '%e %U %S %M' -o "$tmp/time$n" "$bin/rca-bench" run \
@@ -126,16 +133,7 @@ echo "ceiling: $ceiling requests/s (RPM $rpm / 60). runs: task runs; requests: a
 kill_after=${KILL_AFTER:-45}
 if ((kill_after > 0)); then
   n=${jobs_list[-1]}
-  rm -f "$tmp/port"
-  "$bin/fake_model_api" "$tmp/port" --tool-turns-max "$turns" --latency-ms "$latency" \
-    --latency-sigma "$sigma" --requests-per-minute "$rpm" --error-rate "$errors" --seed "$seed" \
-    --threads $((n + 8)) 2> "$tmp/api-kill.log" &
-  api=$!
-  for ((i = 0; i < 500; i++)); do
-    [[ -s "$tmp/port" ]] && break
-    sleep 0.01
-  done
-  port=$(cat "$tmp/port")
+  start_fake "$n" "$tmp/api-kill.log"
   again=("$bin/rca-bench" run "${config_flags[@]}" "${scenario_flags[@]}" --repeats "$repeats"
     --backend openai --base-url "http://127.0.0.1:$port/v1" --model fake-model --jobs "$n"
     --requests-per-minute "$rpm" --no-score --out "$tmp/killed")
@@ -144,7 +142,9 @@ if ((kill_after > 0)); then
   victim=$!
   sleep "$kill_after"
   kids=$(pgrep -P "$victim" || true)
-  kill -KILL "$victim" 2> /dev/null
+  # A run shorter than KILL_AFTER has finished: said below, not a failure of the script.
+  killed=yes
+  kill -KILL "$victim" 2> /dev/null || killed="no (it had finished)"
   wait "$victim" 2> /dev/null || true
   before=0
   [[ -f "$tmp/killed/run.journal" ]] && before=$(($(wc -l < "$tmp/killed/run.journal") - 1))
@@ -171,7 +171,7 @@ if ((kill_after > 0)); then
   for f in "$tmp/j${jobs_list[0]}"/*.jsonl; do
     cmp -s <(norm "$f") <(norm "$tmp/killed/$(basename "$f")") || same=NO
   done
-  echo "killed: --jobs $n SIGKILLed after $kill_after s with $before of the task runs journaled" \
+  echo "killed: $killed; --jobs $n SIGKILLed after $kill_after s with $before of the task runs journaled" \
     "(its $(wc -w <<< "$kids") slurm-mcp children gone within $gone_s s, $left left after 5 s); resumed by the same command: $took s in all;" \
     "submissions the same as --jobs ${jobs_list[0]}'s: $same"
 fi
