@@ -83,7 +83,8 @@ head -1 "$tmp/seeded/B-fake-model-r1.jsonl" | jq -e '.seed == 11' > /dev/null ||
 head -1 "$tmp/m1/B-fake-model-r1.jsonl" | jq -e '.seed == "not sent"' > /dev/null ||
   fail "without --model-seed the header does not say not sent"
 many "$tmp/seeded" --model-seed 12 > /dev/null 2> "$tmp/err"; rc=$?
-[[ $rc -eq 2 ]] && grep -q "model" "$tmp/err" || fail "a resume with another seed: rc $rc $(cat "$tmp/err")"
+[[ $rc -eq 2 ]] && grep -q "was written by a run with another model" "$tmp/err" ||
+  fail "a resume with another seed: rc $rc $(cat "$tmp/err")"
 kill "$pid" && wait "$pid"
 pid=
 [[ $(jq .server_errors "$tmp/stats.json") -gt 0 ]] || fail "the fake answered no 5xx: $(cat "$tmp/stats.json")"

@@ -20,8 +20,9 @@
 // reply, so a grant reserves an estimate (JsonPoster: request bytes / 4 + the reply's max_tokens)
 // and Settle replaces it with the reply's usage; the token limit is therefore kept on estimates
 // until the replies come. Settle also moves the grant's time to the reply's, so that the window
-// counts each request from no earlier than the server does. A request whose estimate alone exceeds tokens_per_window is granted only
-// into an empty window (else it would wait forever). 0 means no limit.
+// counts each request from no earlier than the server does. A request whose estimate alone
+// exceeds tokens_per_window is granted only into an empty window (else it would wait forever).
+// 0 means no limit.
 //
 // PauseUntil: no request is granted before the time (a 429 or a Retry-After told one back-end to
 // wait; every worker waits). A pause is never shortened by a later, shorter one.

@@ -726,9 +726,6 @@ TEST(OpenAiQuirksTest, AdaptsToReasoningModelsOnce) {
   EXPECT_EQ(server.requests().size(), 5u);
 }
 
-// OpenAI caches a prompt's longest previously seen prefix automatically: the bytes the back-end
-// sends for the stable prefix (system message, tools) must not change across turns or tasks, and
-// each turn's messages must extend the previous turn's byte for byte.
 // A configured seed goes with every request and into the header; a server that answers 400 naming
 // it gets the same request without it, and every later one, and the header then says "not sent".
 TEST(OpenAiSeedTest, SentWhenConfiguredAndDroppedWhenRefused) {
@@ -772,6 +769,9 @@ TEST(OpenAiSeedTest, SentWhenConfiguredAndDroppedWhenRefused) {
   EXPECT_EQ(server.requests().size(), 5u);
 }
 
+// OpenAI caches a prompt's longest previously seen prefix automatically: the bytes the back-end
+// sends for the stable prefix (system message, tools) must not change across turns or tasks, and
+// each turn's messages must extend the previous turn's byte for byte.
 TEST(OpenAiPrefixTest, StablePrefixIsByteIdenticalAcrossTurnsAndTasks) {
   setenv(kKeyEnv, kKey, 1);
   FakeModelServer server;
