@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "agents/harness.h"
 #include "agents/reference.h"
 #include "scenarios/validate.h"
 #include "testing/corpus.h"
@@ -55,6 +56,25 @@ TEST(Configs, ShippedOnesLoadAndAddWhatTheAblationSays) {
 
 // Through the one corpus runner (testing/corpus.h): each file's header names its errors by
 // message text (configuration errors have no rule ids), exactly.
+// What each shipped configuration's session opens (agents::NeedsOf): A reads raw commands through
+// the back-end only; the MCP configurations and the reference agents that read evidence need the
+// slurm-mcp child only; ticketonly reads nothing.
+TEST(Configs, EachOpensOnlyWhatItReads) {
+  auto ids = SuiteIds();
+  const std::map<std::string, std::pair<bool, bool>> want = {  // {client, backend}
+      {"A", {false, true}},     {"B", {true, false}},         {"C", {true, false}},
+      {"D", {true, false}},     {"E", {true, false}},         {"folk", {true, false}},
+      {"graphwalk", {true, false}}, {"ticketonly", {false, false}}};
+  for (const std::string& name : ConfigNames(kSource + "/agents/configs")) {
+    auto r = LoadConfig(kSource + "/agents/configs/" + name + ".yaml", ids);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+    ASSERT_TRUE(want.count(name)) << name << ": a configuration this test does not know";
+    SessionNeeds needs = NeedsOf(*r);
+    EXPECT_EQ(needs.client, want.at(name).first) << name;
+    EXPECT_EQ(needs.backend, want.at(name).second) << name;
+  }
+}
+
 TEST(Configs, BrokenOnesAreRefusedWithTheirError) {
   auto ids = SuiteIds();
   base::CorpusReport report =

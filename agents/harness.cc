@@ -17,13 +17,20 @@ using base::Status;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
+SessionNeeds NeedsOf(const AgentConfig& config) {
+  SessionNeeds needs;
+  needs.client = (config.kind == "reference" && config.reference != "ticketonly") ||
+                 config.tools == "mcp" || !config.specialists.empty();
+  needs.backend = config.kind != "reference" && config.tools == "raw";
+  return needs;
+}
+
 RunResult RunConfigured(const AgentConfig& config, Backend* model, Session* session,
                         const graph::Graph* graph, const Task& task, Transcript* transcript,
                         int* mcp_calls) {
   int calls = 0;
   RunResult r;
-  const bool reads_mcp = (config.kind == "reference" && config.reference != "ticketonly") ||
-                         config.tools == "mcp" || !config.specialists.empty();
+  const bool reads_mcp = NeedsOf(config).client;
   if (transcript && reads_mcp && session && session->client()) {
     // Which MCP era the run's evidence came through (agents/llm/README.md, "Transcript").
     const mcp::Connection& c = session->client()->connection();
@@ -243,7 +250,7 @@ TaskOutcome RunOneTask(const RunOptions& o, Backend* model, const Task& task,
   Transcript* tr = transcript.ok() ? transcript.value().get() : nullptr;
   std::unique_ptr<Session> session;
   if (o.sessions && (o.config.tools != "none" && o.config.reference != "ticketonly")) {
-    auto s = o.sessions(task);
+    auto s = o.sessions(task, NeedsOf(o.config));
     if (s.ok()) {
       session = std::move(s.value());
     } else {

@@ -52,10 +52,24 @@ struct Task {
 class Session {
  public:
   virtual ~Session() = default;
+  // Null when the session was opened without it (SessionNeeds), or has none (a remote server
+  // has no back-end).
   virtual mcp::Client* client() = 0;
   virtual mcp::Backend* backend() = 0;
 };
-using SessionFactory = std::function<base::Result<std::unique_ptr<Session>>(const Task&)>;
+
+// What a configuration reads through its session: the MCP client (the configurations that call
+// slurm-mcp's tools, the reference agents but ticketonly, specialists) and the back-end (the raw
+// reads of configuration A). A factory opens only these: a stdio child or a bundle opened for
+// nothing is most of a replayed task run's CPU (bench/README.md, "A leaderboard run itself").
+struct SessionNeeds {
+  bool client = true;
+  bool backend = true;
+};
+SessionNeeds NeedsOf(const AgentConfig& config);
+
+using SessionFactory =
+    std::function<base::Result<std::unique_ptr<Session>>(const Task&, const SessionNeeds&)>;
 
 // One configuration on one task. `model` may be null for reference agents. `mcp_calls` (may be
 // null) receives the number of MCP tool calls and raw reads made. A run that reads through the

@@ -64,9 +64,12 @@ std::string SlurmMcpPath(const std::string& given) {
 // the evidence unavailable.
 base::Result<std::unique_ptr<agents::Session>> OpenTaskSession(
     const RunCommandOptions& o, const std::string& slurm_mcp,
-    const std::map<std::string, const sc::Scenario*>& by_task, const agents::Task& t) {
+    const std::map<std::string, const sc::Scenario*>& by_task, const agents::Task& t,
+    const agents::SessionNeeds& needs) {
   session::SessionOptions so;
   so.slurm_mcp = slurm_mcp;
+  so.child = needs.client;
+  so.backend = needs.backend;
   so.offset_s = t.offset_s;
   if (o.mode == "live") {
     so.source = session::SessionOptions::Source::kLab;
@@ -460,8 +463,8 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
     ro.fingerprint = fp;
     ro.date = Today();
     ro.graph = graph;
-    ro.sessions = [&](const agents::Task& t) {
-      return OpenTaskSession(o, slurm_mcp, by_task, t);
+    ro.sessions = [&](const agents::Task& t, const agents::SessionNeeds& needs) {
+      return OpenTaskSession(o, slurm_mcp, by_task, t, needs);
     };
     bool first_report = true;
     ro.progress = [&](const agents::RunProgress& p) {

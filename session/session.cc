@@ -29,7 +29,7 @@ class ChildSession : public agents::Session {
       lab_->Down(progress);
     }
   }
-  mcp::Client* client() override { return &child_->client(); }
+  mcp::Client* client() override { return child_ ? &child_->client() : nullptr; }
   mcp::Backend* backend() override { return backend_.get(); }
 
   // kLab: the lab comes first, so that it is destroyed after the back-end and the child.
@@ -55,8 +55,10 @@ base::Result<std::vector<std::string>> OpenLab(const SessionOptions& o, ChildSes
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(o.offset_s * 1000)));
   const std::string host = live::HostNode(o.scenario);
-  session.backend_ = std::make_unique<mcp::LiveBackend>(
-      live::LiveOptionsFor(*session.lab_, host, kLabReadTimeoutS));
+  if (o.backend) {
+    session.backend_ = std::make_unique<mcp::LiveBackend>(
+        live::LiveOptionsFor(*session.lab_, host, kLabReadTimeoutS));
+  }
   return live::LiveServeArgs(*session.lab_, host, kLabReadTimeoutS);
 }
 
@@ -140,6 +142,8 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
   std::vector<std::string> serve_args;
   switch (o.source) {
     case SessionOptions::Source::kReplay: {
+      serve_args = ReplayServeArgs(o.bundle_dir, o.offset_s);
+      if (!o.backend) break;
       auto replay = mcp::ReplayBackend::Open(o.bundle_dir);
       if (!replay.ok()) {
         return base::Status::InvalidArgument("bundle " + o.bundle_dir + ": " +
@@ -147,7 +151,6 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
       }
       (*replay)->SetOffset(o.offset_s);
       session->backend_ = std::move(replay).value();
-      serve_args = ReplayServeArgs(o.bundle_dir, o.offset_s);
       break;
     }
     case SessionOptions::Source::kLab: {
@@ -159,13 +162,16 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
     case SessionOptions::Source::kCluster: {
       base::Result<mcp::LiveOptions> mapped = mcp::LiveOptionsFromFlags(o.cluster);
       if (!mapped.ok()) return mapped.status();
-      session->backend_ = std::make_unique<mcp::LiveBackend>(std::move(mapped).value());
+      if (o.backend) {
+        session->backend_ = std::make_unique<mcp::LiveBackend>(std::move(mapped).value());
+      }
       serve_args = mcp::ServeArgs(o.cluster);
       break;
     }
     case SessionOptions::Source::kRemote:
       break;  // opened above
   }
+  if (!o.child) return std::unique_ptr<agents::Session>(std::move(session));
   auto child = live::McpChild::Start(o.slurm_mcp, serve_args);
   if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
   session->child_ = std::move(child).value();

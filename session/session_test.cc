@@ -1,9 +1,13 @@
 // RemoteFromUrl: rca-bench diagnose --mcp-url, split into what HttpClientTransport takes, and the
 // URLs it refuses with a reason. (OpenSession's kRemote is run end to end by
 // tests/mcp_peers/oauth_test.mjs: rca-bench diagnose over TLS with a token from a real issuer.)
+// OpenSession of a replayed bundle opens what SessionOptions::child and ::backend ask for, and
+// no more, with the real slurm-mcp as its child.
 #include "session/session.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace slurm_rca::session {
 namespace {
@@ -54,6 +58,57 @@ TEST(RemoteFromUrlTest, RefusesWhatItCannotReach) {
     ASSERT_FALSE(r.ok()) << url;
     EXPECT_EQ(r.status().message(), std::string("--mcp-url ") + url + ": " + why);
   }
+}
+
+SessionOptions Replay(const std::string& bundle) {
+  SessionOptions o;
+  o.slurm_mcp = SLURM_MCP_BIN;
+  o.bundle_dir = std::string(SLURM_RCA_SOURCE_DIR) + "/fixtures/" + bundle;
+  o.offset_s = 60;
+  return o;
+}
+
+TEST(OpenSessionTest, ReplayOpensTheChildAndTheBackEndAsAsked) {
+  SessionOptions both = Replay("S04-gpu-ecc-drain");
+  auto s = OpenSession(both);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_NE((*s)->client(), nullptr);
+  ASSERT_NE((*s)->backend(), nullptr);
+  // The child and the back-end serve the same bundle.
+  auto listed = (*s)->client()->ListTools();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_FALSE(listed->empty());
+  EXPECT_TRUE((*s)->backend()->Read({"sinfo", "--noheader", "-N", "-o", "%N|%P|%T|%C|%G|%E"}).ok());
+
+  SessionOptions raw_only = Replay("S04-gpu-ecc-drain");
+  raw_only.child = false;  // configuration A: raw reads only, no slurm-mcp child
+  auto a = OpenSession(raw_only);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->client(), nullptr);
+  ASSERT_NE((*a)->backend(), nullptr);
+
+  SessionOptions mcp_only = Replay("S04-gpu-ecc-drain");
+  mcp_only.backend = false;  // the MCP configurations: the child alone reads the bundle
+  auto b = OpenSession(mcp_only);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_NE((*b)->client(), nullptr);
+  EXPECT_EQ((*b)->backend(), nullptr);
+  EXPECT_TRUE((*b)->client()->ListTools().ok());
+}
+
+TEST(OpenSessionTest, ABundleThatDoesNotOpenIsRefusedWhoeverOpensIt) {
+  SessionOptions both = Replay("no-such-bundle");
+  auto s = OpenSession(both);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), base::Status::Code::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("bundle "), std::string::npos) << s.status().message();
+
+  SessionOptions mcp_only = Replay("no-such-bundle");
+  mcp_only.backend = false;  // no back-end of its own: the child refuses the bundle
+  auto b = OpenSession(mcp_only);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), base::Status::Code::kUnavailable);
+  EXPECT_EQ(b.status().message().rfind("slurm-mcp: ", 0), 0u) << b.status().message();
 }
 
 }  // namespace
