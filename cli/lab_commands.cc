@@ -83,7 +83,19 @@ class LabCommands : public CommandGroup {
         ->check(CLI::Range(1024, 65000));
     record->add_option("--fault", record_options.fault, "The fault (rca-bench fault list)")
         ->capture_default_str();
-    AddProfile(record, &record_options.profile, &record_options.seed);
+    AddProfile(record, &record_options.profile, &record_options.seed, /*with_large=*/true);
+    record
+        ->add_option("--nodes", record_options.nodes,
+                     "Number of slurmd nodes: 1 to 64, or with --profile large a multiple of 64 "
+                     "from 256 to 1024 (default 4; 1024 with --profile large)")
+        ->check(CLI::Range(1, 1024));
+    record
+        ->add_option("--history", record_options.large_history,
+                     "With --profile large: the finished jobs the history leaves in accounting "
+                     "(default: the plan's 50,000 at 1,024 nodes, scaled)")
+        ->check(CLI::Range(0, 1000000));
+    record->add_option("--node", record_options.node, "The fault's node (drain, slurmd-kill, ...)")
+        ->capture_default_str();
     AddSlurm(record, &record_options.slurm_prefix);
 
     fault = app.add_subcommand("fault", "Inject and heal faults in the live lab");
@@ -142,6 +154,13 @@ class LabCommands : public CommandGroup {
 
     if (*record) {
       record_options.fixtures = Paths().fixtures;
+      if (record_options.profile == "large" && record->get_option("--nodes")->count() == 0) {
+        record_options.nodes = 1024;
+      }
+      if (record_options.profile != "large" && record->get_option("--history")->count() > 0) {
+        Fail("--history is the large profile's (give --profile large)");
+        return kUsage;
+      }
       slurm_rca::base::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }

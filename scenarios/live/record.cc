@@ -81,28 +81,32 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   if (!known) return Status::Error("unknown fault '" + options.fault + "'");
   char tmpl[] = "/tmp/rca-record-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return Status::Error("mkdtemp failed");
-  Lab lab(LabOptions{.dir = tmpl, .nodes = 4, .port_base = options.port_base,
+  const bool large = options.profile == "large";
+  Lab lab(LabOptions{.dir = tmpl, .nodes = options.nodes, .port_base = options.port_base,
                      .slurm_prefix = options.slurm_prefix, .profile = options.profile,
-                     .seed = options.seed});
+                     .seed = options.seed, .large_history = options.large_history});
   struct Down {
     Lab& lab;
     std::ostream& progress;
     ~Down() { lab.Down(progress); }
   } down{lab, progress};
   if (Status s = lab.Up(progress); !s.ok()) return s;
-  // A known state: one job done, one running.
+  // A known state: one job done, one running (a large lab has its own, every CPU taken).
   std::string work = lab.Path("work");
-  lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "--wrap", "true"});
-  // (node4 is the busy profile's maintenance node: there, the job runs on node2.)
-  lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w",
-              options.profile == "busy" ? "node2" : "node4", "--wrap", "sleep 600"});
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  if (!large) {
+    lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "--wrap", "true"});
+    // (node4 is the busy profile's maintenance node: there, the job runs on node2.)
+    lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w",
+                options.profile == "busy" ? "node2" : "node4", "--wrap", "sleep 600"});
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+  }
 
   mcp::LiveOptions live;
   live.executor.trusted_dirs = {"/usr/bin", "/usr/sbin"};
   live.executor.slurm_conf = lab.SlurmConf();
-  live.executor.timeout =
-      std::chrono::milliseconds(static_cast<long>(options.read_timeout_seconds * 1000));
+  const double timeout_s =
+      large ? options.large_read_timeout_seconds : options.read_timeout_seconds;
+  live.executor.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   live.clusters = {"rca"};
   live.cache_ttl_seconds = 0;
   live.max_per_minute = 0;
@@ -116,27 +120,35 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   std::error_code ec;
   Json snapshots = Json::array();
   snapshots.push_back(Snapshot(backend, lab.options().dir, out, 0, "healthy", progress));
-  FaultOutcome injected = InjectFault(lab, options.fault, FaultTarget{});
+  FaultTarget target;
+  target.node = options.node;
+  FaultOutcome injected = InjectFault(lab, options.fault, target);
   if (!injected.status.ok()) return injected.status;
   std::this_thread::sleep_for(std::chrono::seconds(10));
   snapshots.push_back(Snapshot(backend, lab.options().dir, out, 10,
                                options.fault + " injected 10 s before: " + injected.message,
                                progress));
-  FaultOutcome healed = HealFault(lab, options.fault, FaultTarget{});
+  FaultOutcome healed = HealFault(lab, options.fault, target);
   if (!healed.status.ok()) return healed.status;
   std::this_thread::sleep_for(std::chrono::seconds(5));
   snapshots.push_back(Snapshot(backend, lab.options().dir, out, 30,
                                options.fault + " healed 5 s before", progress));
-  lab.Client({"scancel", "-n", "train"});
+  if (!large) lab.Client({"scancel", "-n", "train"});
+  const std::string what =
+      large ? "A large lab of " + std::to_string(options.nodes) +
+                  " nodes (scenarios/live/large_profile.h, seed " + std::to_string(options.seed) +
+                  ", its own queue and history)"
+            : std::string("A ") + std::to_string(options.nodes) +
+                  "-node lab: job 'done' completed, job 'train' running on node4";
 
   Json manifest = {{"format", "slurm-rca-evidence/1"},
                    {"slurm_version", version},
                    {"scenario", "demo-" + options.fault},
                    {"recorded_at", recorded_at},
                    {"generator", "rca-bench cluster record (scenarios/live/record.cc)"},
-                   {"comment", "A 4-node lab: job 'done' completed, job 'train' running on node4; "
-                               "the fault " + options.fault + " injected after offset 0 and healed "
-                               "after offset 10. Lab paths are replaced by /LAB."},
+                   {"comment", what + "; the fault " + options.fault + " (node " + options.node +
+                                   ") injected after offset 0 and healed after offset 10. Lab "
+                                   "paths are replaced by /LAB."},
                    {"snapshots", snapshots}};
   if (!WriteText(out / "manifest.json", manifest.dump(2) + "\n")) {
     return Status::Error("cannot write " + (out / "manifest.json").string());

@@ -23,12 +23,19 @@ namespace slurm_rca::live {
 struct RecordOptions {
   std::string out_dir;                // the bundle's name (+ .evidence.gz); empty: FIXTURES/demo
   std::string fixtures = "fixtures";  // base::DataPaths::fixtures; main sets it
-  std::string fault = "db-freeze"; // a fault of FaultCatalog()
-  int port_base = 20800;           // below the ephemeral range (32768-60999)
-  double read_timeout_seconds = 5;  // the live back-end's executor timeout
-  std::string profile = "clean";    // the lab's background: clean or busy (LabOptions::profile)
-  std::uint64_t seed = 1;           // the busy profile's seed
-  std::string slurm_prefix;         // a built Slurm release (LabOptions::slurm_prefix); "": Debian's
+  std::string fault = "db-freeze";    // a fault of FaultCatalog()
+  int port_base = 20800;              // below the ephemeral range (32768-60999)
+  double read_timeout_seconds = 5;    // the live back-end's executor timeout
+  // The lab's background: clean, busy or large (LabOptions::profile). A large lab has `nodes`
+  // slurmd (256..1024, a multiple of 64) and its own queue, so the two known jobs of the small
+  // labs are not submitted; its reads are given `large_read_timeout_seconds`.
+  std::string profile = "clean";
+  std::uint64_t seed = 1;  // the busy profile's seed
+  int nodes = 4;           // the lab's nodes (LabOptions::nodes)
+  int large_history = -1;  // the large profile's finished jobs (LabOptions::large_history)
+  double large_read_timeout_seconds = 120;
+  std::string node = "node1";  // the fault's node (FaultTarget::node): drain, slurmd-kill, ...
+  std::string slurm_prefix;    // a built Slurm release (LabOptions::slurm_prefix); "": Debian's
 };
 
 base::Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress);
