@@ -68,8 +68,7 @@ base::Result<std::unique_ptr<agents::Session>> OpenTaskSession(
     const agents::SessionNeeds& needs) {
   session::SessionOptions so;
   so.slurm_mcp = slurm_mcp;
-  so.child = needs.client;
-  so.backend = needs.backend;
+  so.needs = needs;
   so.offset_s = t.offset_s;
   if (o.mode == "live") {
     so.source = session::SessionOptions::Source::kLab;

@@ -55,7 +55,7 @@ base::Result<std::vector<std::string>> OpenLab(const SessionOptions& o, ChildSes
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(o.offset_s * 1000)));
   const std::string host = live::HostNode(o.scenario);
-  if (o.backend) {
+  if (o.needs.backend) {
     session.backend_ = std::make_unique<mcp::LiveBackend>(
         live::LiveOptionsFor(*session.lab_, host, kLabReadTimeoutS));
   }
@@ -143,7 +143,7 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
   switch (o.source) {
     case SessionOptions::Source::kReplay: {
       serve_args = ReplayServeArgs(o.bundle_dir, o.offset_s);
-      if (!o.backend) break;
+      if (!o.needs.backend) break;
       auto replay = mcp::ReplayBackend::Open(o.bundle_dir);
       if (!replay.ok()) {
         return base::Status::InvalidArgument("bundle " + o.bundle_dir + ": " +
@@ -162,7 +162,7 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
     case SessionOptions::Source::kCluster: {
       base::Result<mcp::LiveOptions> mapped = mcp::LiveOptionsFromFlags(o.cluster);
       if (!mapped.ok()) return mapped.status();
-      if (o.backend) {
+      if (o.needs.backend) {
         session->backend_ = std::make_unique<mcp::LiveBackend>(std::move(mapped).value());
       }
       serve_args = mcp::ServeArgs(o.cluster);
@@ -171,7 +171,7 @@ base::Result<std::unique_ptr<agents::Session>> OpenSession(const SessionOptions&
     case SessionOptions::Source::kRemote:
       break;  // opened above
   }
-  if (!o.child) return std::unique_ptr<agents::Session>(std::move(session));
+  if (!o.needs.client) return std::unique_ptr<agents::Session>(std::move(session));
   auto child = live::McpChild::Start(o.slurm_mcp, serve_args);
   if (!child.ok()) return base::Status::Unavailable("slurm-mcp: " + child.status().message());
   session->child_ = std::move(child).value();

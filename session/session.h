@@ -71,12 +71,11 @@ struct SessionOptions {
     std::function<base::Result<std::string>(bool refresh)> token;
   };
   Remote remote;
-  // What the session opens (agents::SessionNeeds): the child and its client, the back-end. Both by
-  // default; rca-bench run opens what the configuration reads (no child for configuration A, no
+  // What the session opens: the child and its client, the back-end. Both by default; rca-bench
+  // run opens what the configuration reads (agents::NeedsOf: no child for configuration A, no
   // back-end of their own for the MCP configurations). Without the back-end a bundle is opened
   // by the child alone, so one that does not open is "slurm-mcp: why" (Unavailable).
-  bool child = true;
-  bool backend = true;
+  agents::SessionNeeds needs;
 };
 
 // http(s)://HOST[:PORT][/PATH] (PATH default /mcp, PORT 80 or 443, HOST may be [IPv6]) as a

@@ -81,14 +81,14 @@ TEST(OpenSessionTest, ReplayOpensTheChildAndTheBackEndAsAsked) {
   EXPECT_TRUE((*s)->backend()->Read({"sinfo", "--noheader", "-N", "-o", "%N|%P|%T|%C|%G|%E"}).ok());
 
   SessionOptions raw_only = Replay("S04-gpu-ecc-drain");
-  raw_only.child = false;  // configuration A: raw reads only, no slurm-mcp child
+  raw_only.needs.client = false;  // configuration A: raw reads only, no slurm-mcp child
   auto a = OpenSession(raw_only);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ((*a)->client(), nullptr);
   ASSERT_NE((*a)->backend(), nullptr);
 
   SessionOptions mcp_only = Replay("S04-gpu-ecc-drain");
-  mcp_only.backend = false;  // the MCP configurations: the child alone reads the bundle
+  mcp_only.needs.backend = false;  // the MCP configurations: the child alone reads the bundle
   auto b = OpenSession(mcp_only);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   ASSERT_NE((*b)->client(), nullptr);
@@ -104,7 +104,7 @@ TEST(OpenSessionTest, ABundleThatDoesNotOpenIsRefusedWhoeverOpensIt) {
   EXPECT_NE(s.status().message().find("bundle "), std::string::npos) << s.status().message();
 
   SessionOptions mcp_only = Replay("no-such-bundle");
-  mcp_only.backend = false;  // no back-end of its own: the child refuses the bundle
+  mcp_only.needs.backend = false;  // no back-end of its own: the child refuses the bundle
   auto b = OpenSession(mcp_only);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), base::Status::Code::kUnavailable);
