@@ -26,6 +26,9 @@ using slurm_rca::live::FaultTarget;
 using slurm_rca::live::Lab;
 using slurm_rca::live::LabOptions;
 
+// The large profile's lab unless --nodes scales it down (cluster up, cluster record).
+constexpr int kLargeNodes = 1024;
+
 class LabCommands : public CommandGroup {
  public:
   explicit LabCommands(CLI::App& app) {
@@ -86,9 +89,9 @@ class LabCommands : public CommandGroup {
     AddProfile(record, &record_options.profile, &record_options.seed, /*with_large=*/true);
     record
         ->add_option("--nodes", record_options.nodes,
-                     "Number of slurmd nodes: 1 to 64, or with --profile large a multiple of 64 "
-                     "from 256 to 1024 (default 4; 1024 with --profile large)")
-        ->check(CLI::Range(1, 1024));
+                     "With --profile large: slurmd nodes, a multiple of 64 from 256 to 1024 "
+                     "(default 1024; the other profiles record a 4-node lab)")
+        ->check(CLI::Range(256, 1024));
     record
         ->add_option("--history", record_options.large_history,
                      "With --profile large: the finished jobs the history leaves in accounting "
@@ -155,11 +158,13 @@ class LabCommands : public CommandGroup {
     if (*record) {
       record_options.fixtures = Paths().fixtures;
       if (record_options.profile == "large" && record->get_option("--nodes")->count() == 0) {
-        record_options.nodes = 1024;
+        record_options.nodes = kLargeNodes;
       }
-      if (record_options.profile != "large" && record->get_option("--history")->count() > 0) {
-        Fail("--history is the large profile's (give --profile large)");
-        return kUsage;
+      for (const char* flag : {"--nodes", "--history"}) {
+        if (record_options.profile != "large" && record->get_option(flag)->count() > 0) {
+          Fail(std::string(flag) + " is the large profile's (give --profile large)");
+          return kUsage;
+        }
       }
       slurm_rca::base::Status s = slurm_rca::live::RecordDemoBundle(record_options, std::cout);
       return s.ok() ? 0 : Fail(s.message());
@@ -172,7 +177,7 @@ class LabCommands : public CommandGroup {
 
     // The large profile is a 1,024-node lab unless --nodes scales it down.
     if (*up && options.profile == "large" && up->get_option("--nodes")->count() == 0) {
-      options.nodes = 1024;
+      options.nodes = kLargeNodes;
     }
     Lab lab(options);
     if (*up) {

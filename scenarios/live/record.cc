@@ -93,11 +93,12 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
   if (Status s = lab.Up(progress); !s.ok()) return s;
   // A known state: one job done, one running (a large lab has its own, every CPU taken).
   std::string work = lab.Path("work");
+  // (node4 is the busy profile's maintenance node: there, the job runs on node2.)
+  const std::string train_node = options.profile == "busy" ? "node2" : "node4";
   if (!large) {
     lab.Client({"sbatch", "--chdir=" + work, "-J", "done", "--wrap", "true"});
-    // (node4 is the busy profile's maintenance node: there, the job runs on node2.)
-    lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w",
-                options.profile == "busy" ? "node2" : "node4", "--wrap", "sleep 600"});
+    lab.Client({"sbatch", "--chdir=" + work, "-J", "train", "-w", train_node, "--wrap",
+                "sleep 600"});
     std::this_thread::sleep_for(std::chrono::seconds(3));
   }
 
@@ -139,7 +140,7 @@ Status RecordDemoBundle(const RecordOptions& options, std::ostream& progress) {
                   " nodes (scenarios/live/large_profile.h, seed " + std::to_string(options.seed) +
                   ", its own queue and history)"
             : std::string("A ") + std::to_string(options.nodes) +
-                  "-node lab: job 'done' completed, job 'train' running on node4";
+                  "-node lab: job 'done' completed, job 'train' running on " + train_node;
 
   Json manifest = {{"format", "slurm-rca-evidence/1"},
                    {"slurm_version", version},

@@ -31,7 +31,7 @@ struct RecordOptions {
   // labs are not submitted; its reads are given `large_read_timeout_seconds`.
   std::string profile = "clean";
   std::uint64_t seed = 1;  // the busy profile's seed
-  int nodes = 4;           // the lab's nodes (LabOptions::nodes)
+  int nodes = 4;           // the lab's nodes (LabOptions::nodes): 4, or 256..1024 for large
   int large_history = -1;  // the large profile's finished jobs (LabOptions::large_history)
   double large_read_timeout_seconds = 120;
   std::string node = "node1";  // the fault's node (FaultTarget::node): drain, slurmd-kill, ...
