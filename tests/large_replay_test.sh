@@ -25,52 +25,74 @@ raw() {
   echo "$tmp/b/$f"
 }
 for off in 0 10 30; do
-  "$mcp" overview --replay "$pack" --offset "$off" > "$tmp/ov$off" || fail "overview at $off: exit $?"
+  "$mcp" overview --replay "$pack" --offset "$off" > "$tmp/ov$off" ||
+    fail "overview at $off: exit $?"
   bytes=$(wc -c < "$tmp/ov$off")
   ((bytes <= 8192)) || fail "overview at $off is $bytes bytes, over 8 KB"
-  grep -q "^slurm_overview (replay): 1024 nodes" "$tmp/ov$off" || fail "overview at $off: $(head -1 "$tmp/ov$off")"
+  grep -q "^slurm_overview (replay): 1024 nodes" "$tmp/ov$off" ||
+    fail "overview at $off: $(head -1 "$tmp/ov$off")"
   if [[ $off == 10 ]]; then
-    grep -q 'draining: 1 node node700' "$tmp/ov$off" || fail "overview at 10 does not name node700 draining"
+    grep -q 'draining: 1 node node700' "$tmp/ov$off" ||
+      fail "overview at 10 does not name node700 draining"
   else
-    ! grep -q node700 "$tmp/ov$off" || fail "overview at $off names node700 (the fault holds only at 10)"
+    ! grep -q node700 "$tmp/ov$off" ||
+      fail "overview at $off names node700 (the fault holds only at 10)"
   fi
   echo "overview at +$off s: $bytes bytes"
 done
 
 # queue group_by against the raw squeue read (%i|%P|%u|%T|%M|%D|%R): a pending array's row
-# (123_[4-9%6]) counts each task, as the topic's `jobs` column does.
+# (123_[4-9%6]) counts each task, as the topic's `jobs` column does. "Exact" holds only for a
+# read that was not cut (the executor's output cap): the recorded reads used must be whole.
+for t in queue nodes; do
+  cut=$(jq --arg t "$t" '[.snapshots[] | select(.offset_seconds == 10) | .reads[]
+          | select(.topic == $t and (.stdout_truncated // false))] | length' "$tmp/b/manifest.json")
+  [[ $cut == 0 ]] || fail "a recorded $t read at +10 s was cut: its counts are lower bounds"
+done
 q=$(raw queue 10)
 "$mcp" query queue --group-by state,reason --replay "$pack" --offset 10 --json > "$tmp/g.json"
+jq -e '.structuredContent.total_is_lower_bound | not' "$tmp/g.json" > /dev/null ||
+  fail "queue group_by says its total is a lower bound"
 rows=$(jq '[.structuredContent.groups[].count] | add' "$tmp/g.json")
 jobs=$(jq '[.structuredContent.groups[].jobs] | add' "$tmp/g.json")
 total=$(jq '.structuredContent.total_rows' "$tmp/g.json")
 lines=$(grep -c . "$q")
-[[ $rows == "$lines" && $total == "$lines" ]] || fail "queue groups count $rows rows (total_rows $total), the raw read $lines"
+[[ $rows == "$lines" && $total == "$lines" ]] ||
+  fail "queue groups count $rows rows (total_rows $total), the raw read $lines"
 running=$(awk -F'|' '$4 == "RUNNING"' "$q" | grep -c .)
 grun=$(jq '[.structuredContent.groups[] | select(.state == "RUNNING") | .jobs] | add' "$tmp/g.json")
 [[ $grun == "$running" ]] || fail "RUNNING: group_by $grun jobs, the raw read $running rows"
 ((jobs > lines)) || fail "jobs $jobs not above rows $lines: pending arrays' tasks were not counted"
-echo "queue group_by state,reason: $rows rows ($lines raw), $jobs tasks, $grun running ($running raw)"
+echo "queue group_by state,reason: $rows rows ($lines raw), $jobs tasks," \
+  "$grun running ($running raw)"
 
 # nodes group_by: node700 alone in the draining group, 1,024 nodes in all.
 "$mcp" query nodes --group-by state,reason --replay "$pack" --offset 10 --json > "$tmp/n.json"
-drain=$(jq -r '.structuredContent.groups[] | select(.state == "draining") | .hostlist' "$tmp/n.json")
+drain=$(jq -r '.structuredContent.groups[] | select(.state == "draining") | .hostlist' \
+  "$tmp/n.json")
 [[ $drain == node700 ]] || fail "draining group: '$drain'"
 nodes=$(jq '[.structuredContent.groups[].node_count] | add' "$tmp/n.json")
 rawnodes=$(cut -d'|' -f1 "$(raw nodes 10)" | sort -u | grep -c .)
-[[ $nodes == 1024 && $rawnodes == 1024 ]] || fail "nodes: $nodes in the groups, $rawnodes distinct in the raw read"
+[[ $nodes == 1024 && $rawnodes == 1024 ]] ||
+  fail "nodes: $nodes in the groups, $rawnodes distinct in the raw read"
 echo "nodes group_by state,reason: draining node700, $nodes nodes ($rawnodes raw)"
 
 # A cut read: 200 rows, a cursor, truncated said.
 page=$("$mcp" query queue --replay "$pack" --offset 10 --json)
-[[ $(jq '.structuredContent.truncated' <<< "$page") == true ]] || fail "a 2,098-row read was not cut"
-[[ $(jq '.structuredContent.rows | length' <<< "$page") == 200 ]] || fail "the first page is not 200 rows"
-[[ $(jq -r '.structuredContent.next_cursor' <<< "$page") == r*.200.* ]] || fail "no cursor on the cut page"
-echo "queue: 200 of $(jq '.structuredContent.total_rows' <<< "$page") rows, cursor $(jq -r '.structuredContent.next_cursor' <<< "$page")"
+[[ $(jq '.structuredContent.truncated' <<< "$page") == true ]] ||
+  fail "a 2,098-row read was not cut"
+[[ $(jq '.structuredContent.rows | length' <<< "$page") == 200 ]] ||
+  fail "the first page is not 200 rows"
+[[ $(jq -r '.structuredContent.next_cursor' <<< "$page") == r*.200.* ]] ||
+  fail "no cursor on the cut page"
+echo "queue: 200 of $(jq '.structuredContent.total_rows' <<< "$page") rows," \
+  "cursor $(jq -r '.structuredContent.next_cursor' <<< "$page")"
 
 # A filter at a value the recorder did not record: no evidence, never zero rows.
 out=$("$mcp" query nodes --filter node=node700 --replay "$pack" --offset 10 || true)
-grep -q "^NO EVIDENCE (unavailable, replay" <<< "$out" || fail "node=node700: $(head -c 200 <<< "$out")"
-grep -q "not an empty result" <<< "$out" || fail "node=node700 does not say it is not an empty result"
+grep -q "^NO EVIDENCE (unavailable, replay" <<< "$out" ||
+  fail "node=node700: $(head -c 200 <<< "$out")"
+grep -q "not an empty result" <<< "$out" ||
+  fail "node=node700 does not say it is not an empty result"
 echo "node=node700 (not recorded): no evidence"
 echo "PASS"
