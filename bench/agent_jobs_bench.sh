@@ -171,7 +171,7 @@ if ((kill_after > 0)); then
   for f in "$tmp/j${jobs_list[0]}"/*.jsonl; do
     cmp -s <(norm "$f") <(norm "$tmp/killed/$(basename "$f")") || same=NO
   done
-  echo "killed: $killed; --jobs $n SIGKILLed after $kill_after s with $before of the task runs journaled" \
+  echo "killed: $killed; --jobs $n, SIGKILL sent after $kill_after s, $before of the task runs journaled" \
     "(its $(wc -w <<< "$kids") slurm-mcp children gone within $gone_s s, $left left after 5 s); resumed by the same command: $took s in all;" \
     "submissions the same as --jobs ${jobs_list[0]}'s: $same"
 fi
