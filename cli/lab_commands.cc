@@ -48,6 +48,10 @@ class LabCommands : public CommandGroup {
         ->check(CLI::Range(1024, 65000))
         ->capture_default_str();
     AddProfile(up, &options.profile, &options.seed, /*with_large=*/true);
+    up->add_option("--history", options.large_history,
+                   "With --profile large: the finished jobs the history leaves in accounting "
+                   "(default: the plan's 50,000 at 1,024 nodes, scaled)")
+        ->check(CLI::Range(0, 1000000));
     AddSlurm(up, &options.slurm_prefix);
     down = cluster->add_subcommand(
         "down", "Stop every daemon of the lab by PID, heal its faults, remove the lab directory");
@@ -178,6 +182,10 @@ class LabCommands : public CommandGroup {
     // The large profile is a 1,024-node lab unless --nodes scales it down.
     if (*up && options.profile == "large" && up->get_option("--nodes")->count() == 0) {
       options.nodes = kLargeNodes;
+    }
+    if (*up && options.profile != "large" && up->get_option("--history")->count() > 0) {
+      Fail("--history is the large profile's (give --profile large)");
+      return kUsage;
     }
     Lab lab(options);
     if (*up) {

@@ -21,7 +21,8 @@
 // LabOptions{.profile = "busy", .seed = N}, Up() applies the busy background of profile.h once
 // the lab is ready (DIR/busy.trace keeps the trace), and Down() also cancels its jobs and
 // removes the Unix users no other lab still holds. LabOptions{.nodes = 1024, .profile = "large"}
-// is a site-sized lab (large_profile.h): up to 1,024 slurmd and tens of thousands of jobs.
+// is a site-sized lab (large_profile.h): up to 1,024 slurmd and tens of thousands of jobs; its
+// Down() cancels nothing and stops the job processes by PID, all at once, after the slurmd.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 #define SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 
