@@ -272,7 +272,7 @@ std::vector<agents::Task> TasksOf(const RunCommandOptions& o,
     t.id = s->id;
     t.task_id = s->TaskId();
     t.ticket = s->symptom;
-    t.bundle_dir = sc::BundleDir(s->id);
+    t.bundle_dir = sc::BundleOf(*s);
     t.offset_s = o.offset_s >= 0 ? o.offset_s : s->observe_s;
     by_task[t.task_id] = s;
     tasks.push_back(t);

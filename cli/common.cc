@@ -98,9 +98,11 @@ void CutToRecorded(sc::Suite* suite) {
   const std::string release = sc::BundleSetRelease(set);
   if (release == "22.05") return;
   std::vector<sc::Scenario> kept;
-  std::vector<std::string> not_shown, missing;
+  std::vector<std::string> not_shown, missing, large;
   for (sc::Scenario& s : suite->scenarios) {
-    if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
+    if (s.status == "runnable" && s.Large()) {
+      large.push_back(s.id);
+    } else if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
       not_shown.push_back(s.id);
     } else if (s.status == "runnable" && !sc::RecordedIn(s, set)) {
       missing.push_back(s.id);
@@ -108,9 +110,13 @@ void CutToRecorded(sc::Suite* suite) {
       kept.push_back(std::move(s));
     }
   }
-  if (not_shown.empty() && missing.empty()) return;
+  if (not_shown.empty() && missing.empty() && large.empty()) return;
   std::cerr << "rca-bench: the " << set << " set (Slurm " << release << ") holds " << kept.size()
-            << " of " << kept.size() + not_shown.size() + missing.size() << " tasks";
+            << " of " << kept.size() + not_shown.size() + missing.size() + large.size()
+            << " tasks";
+  if (!large.empty()) {
+    std::cerr << "; " << large.size() << " of the large profile left out (recorded on 22.05 only)";
+  }
   if (!not_shown.empty()) {
     std::cerr << "; " << not_shown.size() << " left out because their evidence does not show on "
               << release << " (";

@@ -50,7 +50,7 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
           ++not_shown;
           if (!sc::RecordedIn(s, set)) continue;
           for (sc::Problem& p :
-               sc::MeasurementProblems(s, sc::MeasureScenario(s, sc::BundleDir(s.id, set)))) {
+               sc::MeasurementProblems(s, sc::MeasureScenario(s, sc::BundleOf(s, set)))) {
             p.message = set + " set: " + p.message;
             problems.push_back(std::move(p));
           }
@@ -58,7 +58,7 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
         }
         if (!is_default && (s.status != "runnable" || !sc::RecordedIn(s, set))) continue;
         recorded += s.status == "runnable";
-        sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id, set));
+        sc::Measurement m = sc::MeasureScenario(s, sc::BundleOf(s, set));
         for (sc::Problem& p : sc::MeasurementProblems(s, m)) {
           if (!is_default) p.message = set + " set: " + p.message;
           problems.push_back(std::move(p));
@@ -158,7 +158,7 @@ int ShowScenario(const std::string& id) {
   const sc::Scenario* found = FindScenario(suite, id);
   if (!found) return kUsage;
   const sc::Scenario& s = *found;
-  sc::Measurement m = sc::MeasureScenario(s, sc::BundleDir(s.id));
+  sc::Measurement m = sc::MeasureScenario(s, sc::BundleOf(s));
   std::cout << s.id << ": " << s.title << "\n  task id:    " << s.TaskId()
             << "\n  file:       " << s.file << "\n  family:     " << s.family << ", "
             << s.difficulty << ", " << s.status
@@ -337,11 +337,24 @@ class ScenarioCommands : public CommandGroup {
         return kUsage;
       }
       if (*srecord) {
+        for (const sc::Scenario* s : chosen) {
+          if (s->lab && (srecord->get_option("--profile")->count() > 0 ||
+                         srecord->get_option("--slurm")->count() > 0)) {
+            Fail(s->id + " is recorded on its own lab (lab: " + s->lab->profile + ", " +
+                 std::to_string(s->lab->nodes) + " nodes, Debian's Slurm): --profile and --slurm "
+                 "do not apply");
+            return kUsage;
+          }
+        }
         // Every scenario is tried; the failures are reported together at the end.
         std::string failed;
         for (const sc::Scenario* s : chosen) {
           std::cout << "recording " << s->id << " (" << rec.trials << " trials, observe "
-                    << s->observe_s << " s)\n";
+                    << s->observe_s << " s"
+                    << (s->lab ? ", on the " + s->lab->profile + " lab of " +
+                                     std::to_string(s->lab->nodes) + " nodes"
+                               : std::string())
+                    << ")\n";
           std::cout.flush();
           slurm_rca::base::Status st = slurm_rca::live::RecordScenario(*s, rec, std::cout);
           if (!st.ok()) {
@@ -358,6 +371,22 @@ class ScenarioCommands : public CommandGroup {
         return 0;
       }
       if (*smoke) {
+        // The smoke's labs are 4-node ones: a large-profile scenario is measured by its
+        // recording (rca-bench record), not smoked.
+        std::vector<const sc::Scenario*> small;
+        for (const sc::Scenario* s : chosen) {
+          if (!s->lab) {
+            small.push_back(s);
+          } else if (!ids.empty()) {
+            Fail(s->id + " needs the " + s->lab->profile +
+                 " lab; the smoke runs 4-node labs (rca-bench record measures it)");
+            return kUsage;
+          } else {
+            std::cout << "not smoked: " << s->id << " (lab: " << s->lab->profile << ", "
+                      << s->lab->nodes << " nodes; rca-bench record measures it)\n";
+          }
+        }
+        chosen = std::move(small);
         smoke_options.window_s = window;
         int missed = slurm_rca::live::SmokeSuite(chosen, smoke_options, std::cout);
         if (slurm_rca::live::Interrupted()) return 128 + slurm_rca::live::Interrupted();

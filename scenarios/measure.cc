@@ -218,8 +218,14 @@ std::string BundleDir(const std::string& scenario_id, const std::string& set) {
   return root + "/" + scenario_id;
 }
 
+std::string BundleOf(const Scenario& scenario, const std::string& set) {
+  const std::string& which = set.empty() ? DefaultSet() : set;
+  if (scenario.Large() && BundleSetRelease(which) == "22.05") return BundleDir(scenario.id, kLargeSet);
+  return BundleDir(scenario.id, which);
+}
+
 bool RecordedIn(const Scenario& scenario, const std::string& set) {
-  return mcp::BundleExists(BundleDir(scenario.id, set));
+  return mcp::BundleExists(BundleOf(scenario, set));
 }
 
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir) {

@@ -81,6 +81,10 @@ struct Measurement {
 inline constexpr const char* kBusySet = "busy";
 inline constexpr const char* kCleanSet = "clean";
 inline constexpr const char* kBusy2511Set = "busy-25.11";
+// The scenarios with `lab: {profile: large}` (issue #36) are recorded on the large lab only, into
+// ROOT/large/<id>, on Debian's 22.05: that set stands in for the two 22.05 sets (BundleOf). It
+// is not one of BundleSets(): it holds only those scenarios, and no --bundles picks it.
+inline constexpr const char* kLargeSet = "large";
 const std::vector<std::string>& BundleSets();
 // The Slurm release a set was recorded on ("22.05", "25.11"); "" for no such set.
 std::string BundleSetRelease(const std::string& set);
@@ -97,7 +101,11 @@ const std::string& FixturesRoot();
 // name or, as every committed bundle now is, the pack <name>.evidence.gz (mcp/backend/bundle_pack.h).
 std::string BundleDir(const std::string& scenario_id, const std::string& set = "");
 Measurement MeasureScenario(const Scenario& scenario, const std::string& bundle_dir);
-// Whether set (default: the default set) holds a bundle of the scenario.
+// The scenario's bundle in set (default: the default set): BundleDir(id, set), except that a
+// large-profile scenario's is in the large set when set is a 22.05 one (busy, clean), and in no
+// set of another release (its BundleDir there, which does not exist).
+std::string BundleOf(const Scenario& scenario, const std::string& set = "");
+// Whether set (default: the default set) holds a bundle of the scenario (BundleOf).
 bool RecordedIn(const Scenario& scenario, const std::string& set = "");
 
 // Difficulty made visible: the fewest slurm-mcp tool calls whose answers show every hop, when

@@ -137,6 +137,23 @@ TEST_F(MeasureTest, ASignalOfAnotherReleaseIsNotReadAndAHopWithNoneDoesNotHold) 
   EXPECT_TRUE(m.hops[0].measured) << m.hops[0].detail;
 }
 
+// A large-profile scenario's bundle is in the large set for both 22.05 sets, and in no set of
+// another release.
+TEST(Bundles, ALargeScenarioIsInTheLargeSetForThe2205Sets) {
+  ASSERT_TRUE(kRootSet);
+  const std::string saved = FixturesRoot();
+  SetFixturesRoot("/data/bundles");
+  Scenario s;
+  s.id = "S40-x";
+  EXPECT_EQ(BundleOf(s, kBusySet), "/data/bundles/busy/S40-x");
+  s.lab = LabSpec{};
+  EXPECT_TRUE(s.Large());
+  EXPECT_EQ(BundleOf(s, kBusySet), "/data/bundles/large/S40-x");
+  EXPECT_EQ(BundleOf(s, kCleanSet), "/data/bundles/large/S40-x");
+  EXPECT_EQ(BundleOf(s, kBusy2511Set), "/data/bundles/busy-25.11/S40-x");
+  SetFixturesRoot(saved);
+}
+
 TEST(Bundles, EverySetIsUnderTheRootMainSets) {
   ASSERT_TRUE(kRootSet);
   const std::string saved = FixturesRoot();
@@ -268,7 +285,7 @@ TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
   ASSERT_GE(suite.scenarios.size(), 20u);
   for (const Scenario& s : suite.scenarios) {
     if (s.status != "runnable") continue;
-    std::string dir = BundleDir(s.id, GetParam());
+    std::string dir = BundleOf(s, GetParam());
     auto replay = mcp::ReplayBackend::Open(dir);
     ASSERT_TRUE(replay.ok()) << s.id << ": " << replay.status().message();
     EXPECT_GE((*replay)->snapshots().size(), 3u) << s.id;
@@ -286,7 +303,10 @@ TEST_P(ShippedSuiteSet, EveryRunnableScenarioIsMeasuredByItsBundle) {
     ASSERT_TRUE(files.ok()) << s.id << ": " << files.status().message();
     nlohmann::json manifest = nlohmann::json::parse(files->at("manifest.json"), nullptr, false);
     ASSERT_FALSE(manifest.is_discarded()) << s.id;
-    if (GetParam() == kBusySet) {
+    if (s.Large()) {
+      EXPECT_EQ(manifest.value("profile", ""), "large") << s.id;
+      EXPECT_EQ(manifest.value("nodes", 0), s.lab->nodes) << s.id;
+    } else if (GetParam() == kBusySet) {
       EXPECT_EQ(manifest.value("profile", ""), "busy") << s.id;
       EXPECT_TRUE(manifest.contains("seed")) << s.id;
     } else {

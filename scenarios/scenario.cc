@@ -218,7 +218,7 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
       "status",      "blocked_reason",      "notes",           "observe_s", "verification",
       "distractors", "remediation_helpful", "harmful_actions", "ruled_out", "faults",
       "workload",    "split",               "post_freeze",     "red_herrings", "parameters",
-      "variants",    "variants_exhausted"};
+      "variants",    "variants_exhausted",  "lab"};
   if (!root.IsMap()) {
     Err(LineOf(root) ? LineOf(root) : 1, kRuleNotMapping, "a scenario must be a YAML mapping");
     return false;
@@ -260,6 +260,16 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
   }
   str("post_freeze", &s->post_freeze);
   str("variants_exhausted", &s->variants_exhausted);
+  if (const YAML::Node v = root["lab"]; v && !v.IsNull()) {
+    LabSpec lab;
+    lab.line = s->Line("lab");
+    if (Keys(v, {"profile"}, {"nodes", "history"}, "lab", s->Line("lab"))) {
+      if (auto p = Enum(v["profile"], "lab.profile", {"large"})) lab.profile = *p;
+      if (v["nodes"]) lab.nodes = Int(v["nodes"], "lab.nodes").value_or(lab.nodes);
+      if (v["history"]) lab.history = Int(v["history"], "lab.history").value_or(lab.history);
+    }
+    s->lab = lab;
+  }
   if (const YAML::Node v = root["verification"]; v && !v.IsNull()) {
     Verification ver;
     ver.line = LineOf(v);

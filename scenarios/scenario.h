@@ -109,6 +109,16 @@ struct RedHerring {
   int line = 0;
 };
 
+// The lab a scenario is recorded on when it is not the suite's 4-node lab (`lab:`; issue #36):
+// the large profile (scenarios/live/large_profile.h) at `nodes` slurmd with `history` finished
+// jobs in accounting. Its bundle is in the large set (fixtures/large/<id>), whatever the default.
+struct LabSpec {
+  std::string profile = "large";
+  int nodes = 1024;      // a multiple of 64, 256..1024 (rule lab-size)
+  int history = 2000;    // finished jobs the history leaves in accounting (0..1,000,000)
+  int line = 0;
+};
+
 // A scenario's parameter (`parameters: {partition: gpu}`), used in its text as ${partition}.
 using Parameters = std::vector<std::pair<std::string, std::string>>;
 
@@ -127,6 +137,7 @@ struct Scenario {
   std::vector<RedHerring> red_herrings;
   std::string reported_node, canary, symptom, notes, injection;
   int observe_s = 120;
+  std::optional<LabSpec> lab;  // absent: the suite's lab (4 nodes, clean or busy)
   std::optional<Verification> verification;
   std::vector<Hop> causal_chain;
   std::vector<Credit> scoring;
@@ -144,6 +155,7 @@ struct Scenario {
 
   int Line(const std::string& key) const;
   bool Diagnosable() const;       // a full-credit answer that is not `unknown`
+  bool Large() const { return lab && lab->profile == "large"; }
   // The reason this task's evidence does not show on release ("25.11", "25.11.4"); "" when it
   // does (or is not known not to).
   std::string NotShownOn(const std::string& release) const;

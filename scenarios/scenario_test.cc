@@ -382,6 +382,24 @@ TEST(Scenarios, EveryScenarioOfTheSuiteDeclaresASplit) {
   EXPECT_EQ(splits, (std::set<std::string>{"dev", "test"}));
 }
 
+TEST(Scenarios, LabOfTheLargeProfileParsesWithItsDefaults) {
+  LoadResult small =
+      LoadScenarioFile(kSource + "/scenarios/S01-accounting-backend-stall/scenario.yaml");
+  ASSERT_TRUE(small.scenario);
+  EXPECT_FALSE(small.scenario->lab);
+  EXPECT_FALSE(small.scenario->Large());
+  std::string text = ReadFile(kSource + "/scenarios/testdata/broken/lab-size.yaml");
+  const std::string bad = "  nodes: 100\n";
+  ASSERT_NE(text.find(bad), std::string::npos);
+  LoadResult r = ParseScenario(text.replace(text.find(bad), bad.size(), "  nodes: 512\n"), "x");
+  ASSERT_TRUE(r.scenario);
+  ASSERT_TRUE(r.scenario->lab);
+  EXPECT_TRUE(r.scenario->Large());
+  EXPECT_EQ(r.scenario->lab->nodes, 512);
+  EXPECT_EQ(r.scenario->lab->history, 2000);
+  EXPECT_EQ(r.scenario->lab->line, 17);
+}
+
 TEST(Scenarios, DerivedProperties) {
   LoadResult r =
       LoadScenarioFile(kSource + "/scenarios/S01-accounting-backend-stall/scenario.yaml");

@@ -63,6 +63,8 @@ const std::vector<RuleInfo>& Rules() {
       {"fault-schedule", "at_s and heal_at_s lie in the window, heal after inject"},
       {"workload-invalid", "a workload item's name, count, seconds, nodes or names are invalid"},
       {"observe-window", "observe_s covers the chain (>= propagation_s)"},
+      {"lab-size", "a lab: of the large profile has 256-1024 nodes, a multiple of 64, and a "
+                   "history of 0-1,000,000 jobs"},
       {"fault-unknown", "a fault primitive FaultCatalog() does not have"},
       {"fault-option", "a fault target option the primitive does not read, or a bad value"},
       {"faults-missing", "a runnable scenario names the faults or the workload that produce it"},
@@ -331,6 +333,13 @@ void Checker::CheckChainSize() {
   if (s_.difficulty == "multi_layer" && hops < 3) {
     Add(s_.Line("difficulty"), "multi-layer-hops",
         "multi_layer needs at least 3 hops, the chain has " + std::to_string(hops));
+  }
+  if (s_.lab && (s_.lab->nodes < 256 || s_.lab->nodes > 1024 || s_.lab->nodes % 64 != 0 ||
+                 s_.lab->history < 0 || s_.lab->history > 1000000)) {
+    Add(s_.lab->line, "lab-size",
+        "lab: " + std::to_string(s_.lab->nodes) + " nodes and a history of " +
+            std::to_string(s_.lab->history) +
+            " jobs; the large profile needs 256-1024 nodes, a multiple of 64, and 0-1,000,000");
   }
   if (s_.observe_s < s_.PropagationS()) {
     Add(s_.Line("observe_s"), "observe-window",

@@ -15,7 +15,7 @@ using Json = nlohmann::ordered_json;
 std::vector<Measurement> MeasureSuite(const std::vector<Scenario>& scenarios,
                                       const std::string& set) {
   std::vector<Measurement> out;
-  for (const Scenario& s : scenarios) out.push_back(MeasureScenario(s, BundleDir(s.id, set)));
+  for (const Scenario& s : scenarios) out.push_back(MeasureScenario(s, BundleOf(s, set)));
   return out;
 }
 

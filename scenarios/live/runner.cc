@@ -351,23 +351,35 @@ struct Event {
 Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
                    const std::string& version, const std::string& recorded_at,
                    const std::string& host, const Json& snapshots) {
+  const std::string lab =
+      s.lab ? "A fresh lab of the large profile, " + std::to_string(s.lab->nodes) +
+                  " nodes, seed " + std::to_string(o.seed) + ", history " +
+                  std::to_string(s.lab->history) +
+                  " (scenarios/live/large_profile.h); "
+            : "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
+                  (o.profile == "busy"
+                       ? "background profile busy, seed " + std::to_string(o.seed) +
+                             " (scenarios/live/profile.h); "
+                       : std::string("background profile clean; "));
   Json manifest = {{"format", mcp::kEvidenceBundleFormat},
                    {"slurm_version", version},
                    {"scenario", s.id},
-                   {"profile", o.profile},
+                   {"profile", s.lab ? s.lab->profile : o.profile},
                    {"recorded_at", recorded_at},
                    {"generator", "rca-bench record (scenarios/live/runner.cc)"},
-                   {"comment", "A fresh 4-node lab (partitions cpu: node[1-4], gpu: node[1-2]), " +
-                               (o.profile == "busy"
-                                    ? "background profile busy, seed " + std::to_string(o.seed) +
-                                          " (scenarios/live/profile.h); "
-                                    : std::string("background profile clean; ")) +
+                   {"comment", lab +
                                "slurm-mcp taken to run on " + host +
                                " (its nvidia-smi and slurmd log). Offsets are seconds after "
                                "the fault; -1 is the baseline before it. Lab paths are "
                                "replaced by /LAB."},
                    {"snapshots", snapshots}};
-  if (o.profile == "busy") manifest["seed"] = o.seed;
+  if (s.lab) {
+    manifest["nodes"] = s.lab->nodes;
+    manifest["history"] = s.lab->history;
+    manifest["seed"] = o.seed;
+  } else if (o.profile == "busy") {
+    manifest["seed"] = o.seed;
+  }
   return manifest;
 }
 
@@ -401,8 +413,15 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
                    const ScenarioRecordOptions& o, const fs::path& bundle,
                    std::ostream& progress) {
   const double timeout_s = o.read_timeout_seconds;
-  Lab lab(LabOptions{.dir = lab_dir, .nodes = 4, .port_base = port_base, .slurm_prefix = o.slurm_prefix, .profile = o.profile,
-                     .seed = o.seed});
+  // A scenario with `lab:` is recorded on its lab (the large profile); the others on 4 nodes.
+  LabOptions lab_options{.dir = lab_dir, .nodes = 4, .port_base = port_base,
+                         .slurm_prefix = o.slurm_prefix, .profile = o.profile, .seed = o.seed};
+  if (s.lab) {
+    lab_options.profile = s.lab->profile;
+    lab_options.nodes = s.lab->nodes;
+    lab_options.large_history = s.lab->history;
+  }
+  Lab lab(lab_options);
   struct Down {
     Lab& lab;
     std::ostream& progress;
@@ -473,6 +492,7 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
 // the lab's profile (fixtures/<id> for clean, fixtures/busy/<id> for busy; scenarios/measure.h).
 fs::path BundleOut(const sc::Scenario& s, const ScenarioRecordOptions& o) {
   if (!o.fixtures.empty()) return fs::path(o.fixtures) / s.id;
+  if (s.Large()) return sc::BundleDir(s.id, sc::kLargeSet);
   return sc::BundleDir(s.id, o.profile == "busy" ? sc::kBusySet : sc::kCleanSet);
 }
 
@@ -741,6 +761,11 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
                       std::ostream& progress) {
   if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
   if (o.trials < 1) return Status::Error("--trials must be at least 1");
+  if (s.lab && o.jobs > 1) {
+    // Each trial's lab is up to 1,024 slurmd (8 GiB) and spans more than the 1,000 ports
+    // between two trials' port bases.
+    return Status::Error(s.id + " is recorded on the large lab: one trial at a time (--jobs 1)");
+  }
   fs::path work = o.work_dir.empty() ? fs::path("/tmp") : fs::path(o.work_dir);
   // Short: the labs' Unix socket paths must stay under 108 bytes.
   fs::path base = work / ("rca-rec-" + s.TaskId());
