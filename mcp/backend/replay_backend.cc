@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "mcp/backend/bundle_pack.h"
+#include "mcp/backend/replay_derive.h"
 #include "nlohmann/json.hpp"
 
 namespace slurm_rca::mcp {
@@ -524,6 +525,12 @@ Evidence ReplayBackend::Read(const std::vector<std::string>& argv) {
   const Snapshot& snap = snapshots_[static_cast<std::size_t>(index)];
   e.evidence_time = snap.taken_at;
   if (auto it = snap.reads.find(argv); it != snap.reads.end()) return it->second;
+  // Not recorded: a filter of a whole read this snapshot holds may be derived from it.
+  if (std::optional<DerivableRead> d = ParseDerivable(argv)) {
+    if (auto whole = snap.reads.find(d->whole); whole != snap.reads.end()) {
+      return DeriveRead(*d, whole->second, argv);
+    }
+  }
 
   std::string elsewhere;
   for (const Snapshot& s : snapshots_) {

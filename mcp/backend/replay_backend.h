@@ -7,7 +7,10 @@
 // snapshots, each taken at an offset (seconds) into a scenario. Read(argv) answers from the
 // selected snapshot exactly as recorded: a recorded timeout is a timeout, a recorded failure a
 // failure, with their causes. An argv the snapshot does not hold is kUnavailable, never an empty
-// result. No process is ever started.
+// result, except a filtered sinfo or squeue read derivable from the snapshot's whole read of the
+// same topic (replay_derive.h: -n and -p of sinfo -N, -u of squeue), answered from it with
+// Evidence::derived_from set, or kUnavailable saying why it could not be. No process is ever
+// started.
 //
 //   auto opened = ReplayBackend::Open("fixtures/db-freeze");  // base::Result<unique_ptr<...>>
 //   if (!opened.ok()) die(opened.status().message());   // names the file and the field at fault
@@ -43,7 +46,7 @@ class ReplayBackend : public Backend {
     double offset_seconds = 0;
     std::string taken_at;
     // Recorded evidence by argv: outcome, exit_code, out, err, seconds, cause, evidence_time
-    // (= taken_at) and source ("replay") as Read returns them.
+    // (= taken_at) and source ("replay") as Read returns them. Derived reads are not kept.
     std::map<std::vector<std::string>, Evidence> reads;
   };
 

@@ -40,6 +40,11 @@ struct Evidence {
   bool cached = false;       // served from the TTL cache
   double cache_age_seconds = 0;
   std::string cause;         // for every outcome but kOk: one sentence a model can act on
+  // A replayed answer that the bundle did not record but derived from the whole read of the same
+  // snapshot (mcp/backend/replay_derive.h): that read's argv, and what the derived rows are and
+  // cannot show. Both empty for a read that was recorded or run.
+  std::vector<std::string> derived_from;
+  std::string derivation;
 
   bool ok() const { return outcome == Outcome::kOk; }
 };
