@@ -8,7 +8,8 @@
 #     tasks of the raw squeue read, and its row counts to the read's lines;
 #   - nodes group_by state,reason puts node700 alone in the draining group and 1,024 nodes in all;
 #   - a queue read is cut at 200 rows with a cursor (pages of a read: large_fixture_test);
-#   - a filter the recorder did not record is "no evidence", never an empty result.
+#   - node=node700, a filter the recorder did not record, is derived from the whole nodes read
+#     (node700's rows, marked derived); a state filter it did not record is "no evidence".
 set -euo pipefail
 mcp=$1 rca=$2 src=$3
 pack=$src/fixtures/large-1024/drain-node700.evidence.gz
@@ -88,11 +89,36 @@ page=$("$mcp" query queue --replay "$pack" --offset 10 --json)
 echo "queue: 200 of $(jq '.structuredContent.total_rows' <<< "$page") rows," \
   "cursor $(jq -r '.structuredContent.next_cursor' <<< "$page")"
 
-# A filter at a value the recorder did not record: no evidence, never zero rows.
-out=$("$mcp" query nodes --filter node=node700 --replay "$pack" --offset 10 || true)
+# A node filter the recorder did not record (it read node[1-4]) is derived from the whole nodes
+# read of the same snapshot: one row per partition of node700, each with its drain reason, exactly
+# the raw read's rows of node700, and marked derived (provenance and header).
+n700=$(awk -F'|' '$1 == "node700"' "$(raw nodes 10)")
+[[ -n $n700 ]] || fail "no node700 row in the raw nodes read at +10 s"
+"$mcp" query nodes --filter node=node700 --replay "$pack" --offset 10 --json > "$tmp/700.json" ||
+  fail "node=node700: exit $?"
+jq -e '.isError | not' "$tmp/700.json" > /dev/null ||
+  fail "node=node700: $(jq -r '.content[0].text' "$tmp/700.json" | head -c 300)"
+got=$(jq -r '.structuredContent.rows[] | [.node, .partition, .state, .cpus, .gres, .reason]
+        | join("|")' "$tmp/700.json")
+[[ $got == "$n700" ]] || fail "node=node700 rows: '$got', the raw read's: '$n700'"
+parts=$(jq -r '[.structuredContent.rows[].partition] | join(",")' "$tmp/700.json")
+jq -e '.structuredContent.rows | all(.node == "node700" and .state == "draining"
+        and .reason != "none")' "$tmp/700.json" > /dev/null ||
+  fail "node=node700: a row is not node700 draining with a reason"
+jq -e '.structuredContent.derived_from == ["sinfo", "--noheader", "-N", "-o",
+        "%N|%P|%T|%C|%G|%E"]' "$tmp/700.json" > /dev/null ||
+  fail "node=node700 does not say it was derived from the whole nodes read"
+jq -r '.content[0].text' "$tmp/700.json" | head -1 | grep -q ', derived] nodes: ' ||
+  fail "node=node700: the header does not say derived"
+reason=$(jq -r '.structuredContent.rows[0].reason' "$tmp/700.json")
+echo "node=node700 (not recorded): derived, $(jq '.structuredContent.total_rows' "$tmp/700.json")" \
+  "rows (partitions $parts), reason $reason"
+
+# A filter that is not an equality on a column (a state) is no evidence, never zero rows.
+out=$("$mcp" query nodes --filter state=down --replay "$pack" --offset 10 || true)
 grep -q "^NO EVIDENCE (unavailable, replay" <<< "$out" ||
-  fail "node=node700: $(head -c 200 <<< "$out")"
+  fail "state=down: $(head -c 200 <<< "$out")"
 grep -q "not an empty result" <<< "$out" ||
-  fail "node=node700 does not say it is not an empty result"
-echo "node=node700 (not recorded): no evidence"
+  fail "state=down does not say it is not an empty result"
+echo "state=down (not recorded, not derivable): no evidence"
 echo "PASS"

@@ -5,7 +5,9 @@
 //   // {"topic": "queue", "source": "live", "outcome": "ok", "evidence_time": "...",
 //   //  "argv": [...], "seconds": 0.4, "cached": false}
 //   // and, when the executor cut the read at its cap: "total_is_lower_bound": true,
-//   // "output_cut_at_bytes": 8388608, "output_bytes": 12582912 (when the read's size is known)
+//   // "output_cut_at_bytes": 8388608, "output_bytes": 12582912 (when the read's size is known);
+//   // and, when replay derived an unrecorded filtered read from the snapshot's whole read:
+//   // "derived_from": [its argv], "derivation": "not recorded; derived from ..."
 //
 // A read without evidence gets no cause here: each caller says it in its own bound.
 #ifndef SLURM_RCA_MCP_TOPICS_PROVENANCE_H_

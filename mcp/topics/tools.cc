@@ -201,6 +201,13 @@ Json QueryOutputSchema() {
             {"seconds", {{"type", "number"}}},
             {"cached", {{"type", "boolean"}}},
             {"cache_age_seconds", {{"type", "number"}}},
+            {"derived_from",
+             {{"type", "array"},
+              {"items", {{"type", "string"}}},
+              {"description",
+               "replay only: this filtered read was not recorded; its rows were derived from "
+               "the whole read of this argv in the same snapshot (see derivation)"}}},
+            {"derivation", {{"type", "string"}}},
             {"rows", {{"type", "array"}, {"items", {{"type", "object"}}}}},
             {"total_rows", {{"type", "integer"}}},
             {"truncated", {{"type", "boolean"}}},
@@ -423,7 +430,9 @@ CachedAnswer TopicAnswer(const SurfaceOptions& o, const Topic& topic,
         CursorText({snapshot, view.offset + shown, QueryHash(topic.name, filters)});
   }
   std::string header = "[" + read.evidence.source + ", " + read.evidence.evidence_time +
-                       (read.evidence.cached ? ", cached" : "") + "] " + topic.name + ": " +
+                       (read.evidence.cached ? ", cached" : "") +
+                       (read.evidence.derived_from.empty() ? "" : ", derived") + "] " +
+                       topic.name + ": " +
                        (read.parsed.output_cut ? "at least " : "") +
                        std::to_string(read.parsed.total_rows) + " rows";
   if (!view.group_by.empty()) {

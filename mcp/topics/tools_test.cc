@@ -9,6 +9,7 @@
 
 #include "base/argv_line.h"
 #include "mcp/backend/replay_backend.h"
+#include "mcp/backend/replay_derive.h"
 
 namespace slurm_rca::mcp {
 namespace {
@@ -169,10 +170,67 @@ TEST_F(ToolsTest, BadArgumentsAreToolErrorsAModelCanActOn) {
 }
 
 TEST_F(ToolsTest, QueryFiltersBecomeArgvAndAnUnrecordedReadIsUnavailable) {
-  ToolResult r = Call("slurm_query", {{"topic", "queue"}, {"filters", {{"user", "root"}}}});
+  ToolResult r = Call("slurm_query", {{"topic", "queue"}, {"filters", {{"state", "RUNNING"}}}});
   EXPECT_TRUE(r.is_error) << "the bundle did not record this argv";
   EXPECT_NE(Text(r).find("NO EVIDENCE (unavailable"), std::string::npos) << Text(r);
-  EXPECT_NE(Text(r).find("-u root"), std::string::npos) << Text(r);
+  EXPECT_NE(Text(r).find("-t RUNNING"), std::string::npos) << Text(r);
+}
+
+// An unrecorded user filter is derived from the snapshot's whole queue, and the answer says so
+// in its provenance, its schema and its header.
+TEST_F(ToolsTest, AnUnrecordedUserFilterIsDerivedAndSaysSo) {
+  ToolResult r = Call("slurm_query", {{"topic", "queue"}, {"filters", {{"user", "root"}}}});
+  ASSERT_FALSE(r.is_error) << Text(r);
+  const Json& s = *r.structured;
+  const Topic& queue = *FindTopic("queue");
+  EXPECT_EQ(s["derived_from"], DefaultArgv(queue));
+  EXPECT_NE(s["derivation"].get<std::string>().find("user (%u) is root"), std::string::npos)
+      << s["derivation"];
+  ASSERT_EQ(s["rows"].size(), 1u);
+  EXPECT_EQ(s["rows"][0]["user"], "root");
+  EXPECT_EQ(s["snapshot"], "r3") << "a derived read pages as its snapshot's";
+  const Json& schema = tools_[1].output_schema;
+  for (const auto& [key, value] : s.items()) {
+    EXPECT_TRUE(schema["properties"].contains(key)) << key;
+  }
+  EXPECT_NE(Text(r).find(", derived] queue: 1 rows"), std::string::npos) << Text(r);
+  // A recorded read is not marked.
+  ToolResult whole = Call("slurm_query", {{"topic", "queue"}});
+  ASSERT_FALSE(whole.is_error) << Text(whole);
+  EXPECT_FALSE(whole.structured->contains("derived_from"));
+  EXPECT_EQ(Text(whole).find(", derived]"), std::string::npos) << Text(whole);
+}
+
+// The argv the topics build for each filter the replay derives is one it can derive, from the
+// argv the recorder reads whole (DefaultArgv); every other filter is not.
+TEST(ReplayDerivableTest, TheTopicsArgvOfEachDerivedFilterIsDerivable) {
+  struct Case {
+    std::string topic;
+    Filters filters;
+    bool derivable;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"nodes", {{"node", "node700"}}, true},
+           {"nodes", {{"partition", "gpu,cpu"}}, true},
+           {"nodes", {{"partition", "gpu"}, {"node", "node[1-4]"}}, true},
+           {"nodes", {{"state", "drained"}}, false},
+           {"nodes", {{"state", "drained"}, {"node", "node1"}}, false},
+           {"queue", {{"user", "alice,bob"}}, true},
+           {"queue", {{"partition", "gpu"}}, false},
+           {"queue", {{"state", "PENDING"}}, false},
+           {"queue", {{"account", "research"}}, false},
+           {"queue", {{"node", "node1"}}, false},
+           {"accounting", {{"user", "alice"}}, false},
+       }) {
+    const Topic& topic = *FindTopic(c.topic);
+    base::Result<std::vector<std::string>> argv = BuildArgv(topic, c.filters);
+    ASSERT_TRUE(argv.ok()) << argv.status().message();
+    std::optional<DerivableRead> d = ParseDerivable(*argv);
+    EXPECT_EQ(d.has_value(), c.derivable) << ::testing::PrintToString(*argv);
+    if (d) {
+      EXPECT_EQ(d->whole, DefaultArgv(topic)) << c.topic;
+    }
+  }
 }
 
 TEST_F(ToolsTest, MaxRowsTruncatesWithAHint) {
@@ -269,8 +327,9 @@ TEST_F(ToolsTest, UnchangingEvidenceIsReadOncePerVersionAndEveryCallIsAudited) {
   EXPECT_EQ(replayed.reads, 2);
 
   // An answer without evidence is the same every time too, and audited as such.
-  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"node", "nope"}}}}).is_error);
-  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"node", "nope"}}}}).is_error);
+  // (A state filter: an unrecorded node filter would be derived from the whole read.)
+  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"state", "down"}}}}).is_error);
+  EXPECT_TRUE(Call("slurm_query", {{"topic", "nodes"}, {"filters", {{"state", "down"}}}}).is_error);
   EXPECT_EQ(replayed.reads, 3);
   EXPECT_EQ(audit_.back()["outcome"], "unavailable");
 
