@@ -267,12 +267,13 @@ base::Status ReadFormat(const json& m, Checker& check, std::string* trials_json)
 }
 
 // Step 2b: the background the recording lab had (the benchmark's busy profile), both optional:
-// `profile` clean or busy, and `seed`, the busy profile's seed (checked, not kept).
+// `profile` clean, busy or large (scenarios/live/large_profile.h), and `seed`, the profile's
+// seed (checked, not kept).
 base::Status ReadBackground(const json& m, Checker& check, std::string* profile) {
   if (m.contains("profile")) {
     if (base::Status st = check.String(m, "", "profile", profile); !st.ok()) return st;
-    if (*profile != "clean" && *profile != "busy") {
-      return check.Fail("profile", "\"" + *profile + "\" is not clean or busy");
+    if (*profile != "clean" && *profile != "busy" && *profile != "large") {
+      return check.Fail("profile", "\"" + *profile + "\" is not clean, busy or large");
     }
   }
   if (m.contains("seed") && !m.at("seed").is_number_unsigned()) {

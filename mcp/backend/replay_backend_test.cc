@@ -307,7 +307,7 @@ TEST_F(ReplayBackendTest, MalformedManifestsFailWithTheFieldNamed) {
                   {"snapshots: must hold at least one snapshot"});
   ExpectOpenFails([](json& m) { m["extra"] = 1; }, {"extra: unknown field (allowed: "});
   ExpectOpenFails([](json& m) { m["profile"] = "dirty"; },
-                  {"profile: \"dirty\" is not clean or busy"});
+                  {"profile: \"dirty\" is not clean, busy or large"});
   ExpectOpenFails([](json& m) { m["seed"] = -1; }, {"seed: expected a non-negative integer"});
   ExpectOpenFails([](json& m) { m["snapshots"][0].erase("taken_at"); },
                   {"snapshots[0].taken_at: missing"});

@@ -373,11 +373,8 @@ Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
                                "the fault; -1 is the baseline before it. Lab paths are "
                                "replaced by /LAB."},
                    {"snapshots", snapshots}};
-  if (s.lab) {
-    manifest["nodes"] = s.lab->nodes;
-    manifest["history"] = s.lab->history;
-    manifest["seed"] = o.seed;
-  } else if (o.profile == "busy") {
+  // The large lab's size is in the comment: the manifest's fields are format 2's.
+  if (s.lab || o.profile == "busy") {
     manifest["seed"] = o.seed;
   }
   return manifest;
@@ -750,8 +747,12 @@ Status KeepFirstTrial(const fs::path& base, const Json& trials, const fs::path& 
   fs::create_directories(final_out.parent_path(), ec);
   const std::string pack = final_out.string() + mcp::kBundlePackSuffix;
   if (Status st = mcp::WritePack(*files, pack); !st.ok()) return st;
-  if (fs::is_directory(final_out, ec)) fs::remove_all(final_out, ec);
-  if (ec) return Status::Error("packed " + pack + ", but the old directory stays: " + ec.message());
+  // Its own error code: is_directory reports a path that is not there (the usual case) in it.
+  std::error_code is_dir_ec;
+  if (fs::is_directory(final_out, is_dir_ec)) {
+    fs::remove_all(final_out, ec);
+    if (ec) return Status::Error("packed " + pack + ", but the old directory stays: " + ec.message());
+  }
   return {};
 }
 
