@@ -220,7 +220,9 @@ std::string BundleDir(const std::string& scenario_id, const std::string& set) {
 
 std::string BundleOf(const Scenario& scenario, const std::string& set) {
   const std::string& which = set.empty() ? DefaultSet() : set;
-  if (scenario.Large() && BundleSetRelease(which) == "22.05") return BundleDir(scenario.id, kLargeSet);
+  if (scenario.Large() && BundleSetRelease(which) == "22.05") {
+    return BundleDir(scenario.id, kLargeSet);
+  }
   return BundleDir(scenario.id, which);
 }
 

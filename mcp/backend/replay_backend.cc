@@ -267,8 +267,8 @@ base::Status ReadFormat(const json& m, Checker& check, std::string* trials_json)
 }
 
 // Step 2b: the background the recording lab had (the benchmark's busy profile), both optional:
-// `profile` clean, busy or large (scenarios/live/large_profile.h), and `seed`, the profile's
-// seed (checked, not kept).
+// `profile` clean, busy or large (scenarios/SCHEMA.md, "The large profile"), and `seed`, the
+// profile's seed (checked, not kept).
 base::Status ReadBackground(const json& m, Checker& check, std::string* profile) {
   if (m.contains("profile")) {
     if (base::Status st = check.String(m, "", "profile", profile); !st.ok()) return st;

@@ -751,7 +751,9 @@ Status KeepFirstTrial(const fs::path& base, const Json& trials, const fs::path& 
   std::error_code is_dir_ec;
   if (fs::is_directory(final_out, is_dir_ec)) {
     fs::remove_all(final_out, ec);
-    if (ec) return Status::Error("packed " + pack + ", but the old directory stays: " + ec.message());
+    if (ec) {
+      return Status::Error("packed " + pack + ", but the old directory stays: " + ec.message());
+    }
   }
   return {};
 }
