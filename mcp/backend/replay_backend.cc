@@ -53,15 +53,6 @@ std::string FormatOffset(double seconds) {
   return buf;
 }
 
-std::string JoinArgv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) {
-    if (!out.empty()) out += ' ';
-    out += a;
-  }
-  return out;
-}
-
 bool ParseOutcome(const std::string& name, Evidence::Outcome* out) {
   for (Evidence::Outcome o :
        {Evidence::Outcome::kOk, Evidence::Outcome::kFailed, Evidence::Outcome::kTimedOut,

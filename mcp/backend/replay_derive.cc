@@ -27,12 +27,6 @@ const std::vector<std::string>& QueueArgv() {
   return v;
 }
 
-std::string JoinArgv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
 std::string JoinSet(const std::set<std::string>& values) {
   std::string out;
   for (const std::string& v : values) out += (out.empty() ? "" : ",") + v;
@@ -126,6 +120,12 @@ Evidence NotDerived(const std::vector<std::string>& argv, const Evidence& whole,
 }
 
 }  // namespace
+
+std::string JoinArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
 
 std::optional<DerivableRead> ParseDerivable(const std::vector<std::string>& argv) {
   for (const std::vector<std::string>* whole : {&NodesArgv(), &QueueArgv()}) {

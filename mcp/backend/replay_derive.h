@@ -51,6 +51,9 @@ struct DerivableRead {
   std::vector<Equality> keep;      // all must hold (one per flag)
 };
 
+// argv as one line, its words joined by spaces: how replay's causes show a read.
+std::string JoinArgv(const std::vector<std::string>& argv);
+
 // The derivation of argv, or nullopt when argv is not a derivable filtered read (including the
 // bare argv itself and every argv of another program or shape).
 std::optional<DerivableRead> ParseDerivable(const std::vector<std::string>& argv);
