@@ -72,6 +72,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     std::map<std::string, double> family_sum, split_sum, difficulty_sum;
     double post_freeze_sum = 0;
     int post_freeze_runs = 0;
+    std::map<std::string, double> lab_sum;
     std::vector<std::map<std::string, double>> credit;        // per run: scenario id -> credit
     std::vector<std::map<std::string, std::string>> answers;  // per run: scenario id -> root_cause
     int spend_runs = 0, cost_runs = 0;
@@ -87,10 +88,17 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
   for (const Baseline& b : ComputeBaselines(suite)) {
     if (b.name != "oracle") lb.baselines.push_back({b.name, b.depth});
   }
-  std::vector<scenarios::Scenario> test;
+  std::vector<scenarios::Scenario> test, large;
   for (const scenarios::Scenario& s : suite) {
     if (s.split == "test" && s.status == "runnable") test.push_back(s);
     if (!s.post_freeze.empty() && s.status == "runnable") ++lb.post_freeze_scenarios;
+    if (s.lab && s.status == "runnable") large.push_back(s);
+  }
+  if (!large.empty()) {
+    lb.large_scenarios = static_cast<int>(large.size());
+    std::vector<Baseline> lf = ComputeBaselines(large);
+    lb.large_floor_name = lf.front().name;
+    lb.large_floor_depth = lf.front().depth;
   }
   if (!test.empty()) {
     lb.ranked_on_test = true;
@@ -148,6 +156,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
       a.post_freeze_sum += *r.depth_post_freeze;
       ++a.post_freeze_runs;
     }
+    for (const auto& [k, d] : r.depth_by_lab) a.lab_sum[k] += d;
     a.row.harness_times_s.insert(a.row.harness_times_s.end(), r.harness_times_s.begin(),
                                  r.harness_times_s.end());
     a.row.harness_bytes_read.insert(a.row.harness_bytes_read.end(), r.harness_bytes_read.begin(),
@@ -205,6 +214,7 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     for (const auto& [split, sum] : a.split_sum) row.depth_by_split[split] = sum / row.runs;
     for (const auto& [k, sum] : a.difficulty_sum) row.depth_by_difficulty[k] = sum / row.runs;
     if (a.post_freeze_runs > 0) row.depth_post_freeze = a.post_freeze_sum / a.post_freeze_runs;
+    for (const auto& [k, sum] : a.lab_sum) row.depth_by_lab[k] = sum / row.runs;
     if (!row.harness_times_s.empty()) row.harness_time_median_s = Median(row.harness_times_s);
     if (!row.harness_bytes_read.empty()) row.harness_bytes_median = Median(row.harness_bytes_read);
     if (row.runs >= kMinRepeats) {
@@ -300,21 +310,31 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
       << f3(lb.test_floor_depth) << ", " << lb.test_floor_name
       << "); dev is where thresholds are fitted\n";
   }
+  if (lb.large_scenarios > 0) {
+    o << "on the large lab: " << lb.large_scenarios << " tasks (their floor "
+      << f3(lb.large_floor_depth) << ", " << lb.large_floor_name << "; column large)\n";
+  }
   o << "\n";
   auto split = [&](const Row& r, const char* name) {
     auto it = r.depth_by_split.find(name);
     return it == r.depth_by_split.end() ? std::string("-") : f3(it->second);
   };
-  o << "| configuration | model | runs | test | dev | post-freeze | RCA depth, all (mean ± SE) | "
+  auto lab = [&](const Row& r, const char* name) {
+    auto it = r.depth_by_lab.find(name);
+    return it == r.depth_by_lab.end() ? std::string("-") : f3(it->second);
+  };
+  o << "| configuration | model | runs | test | dev | post-freeze | large | "
+       "RCA depth, all (mean ± SE) | "
        "depth, bootstrap 95% CI over tasks | same answer in every repeat | tokens per run | cost "
        "per run | margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | "
        "read to hyp. (median bytes) | missing answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
     o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | "
       << r.model << " | " << r.runs << " | " << split(r, "test") << " | " << split(r, "dev")
       << " | " << (r.depth_post_freeze ? f3(*r.depth_post_freeze) : std::string("-")) << " | "
-      << f3(r.depth_mean) << " ± " << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
+      << lab(r, "large") << " | " << f3(r.depth_mean) << " ± "
+      << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
       << IntervalText(r) << " | " << AgreementText(r) << " | " << TokensText(r) << " | "
       << CostText(r) << " | " << (r.depth_mean >= lb.floor_depth ? "+" : "")
       << f3(r.depth_mean - lb.floor_depth) << " | "

@@ -44,6 +44,7 @@ struct Row {
   std::map<std::string, double> depth_by_split;   // dev, test: mean over runs
   std::map<std::string, double> depth_by_difficulty;  // mean over runs
   std::optional<double> depth_post_freeze;        // mean over runs (post_freeze scenarios)
+  std::map<std::string, double> depth_by_lab;     // "4-node", "large": mean over runs
   std::vector<double> harness_times_s;            // pooled over runs
   std::optional<double> harness_time_median_s;   // measured by the harness; unmeasured if none
   std::vector<double> harness_bytes_read;         // pooled: tool-result bytes before each answer
@@ -96,6 +97,10 @@ struct Leaderboard {
   std::string test_floor_name;
   double test_floor_depth = 0;
   int test_scenarios = 0, post_freeze_scenarios = 0;
+  // Runnable tasks recorded on the large lab, and the best constant answer over them alone.
+  int large_scenarios = 0;
+  std::string large_floor_name;
+  double large_floor_depth = 0;
   LeaderboardOptions options;  // the bootstrap's seed and resamples, stated in the output
 };
 

@@ -93,6 +93,20 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
   EXPECT_NEAR(a.depth_by_split.at("test"), want_test / 3 / test, 1e-12);
   EXPECT_NEAR(a.depth_by_split.at("dev"), want_dev / 3 / dev, 1e-12);
   EXPECT_NE(md.find("| configuration | multi_layer |"), std::string::npos) << md;
+  // The tasks of the large lab have their own column and their own floor. A's runs answer only the
+  // first three tasks, all on the 4-node lab, so A scores 0 on the large ones.
+  int large = 0;
+  for (const auto& s : suite.scenarios) large += s.lab && s.status == "runnable";
+  EXPECT_EQ(lb.large_scenarios, large);
+  EXPECT_NE(md.find("| post-freeze | large |"), std::string::npos) << md;
+  if (large > 0) {
+    EXPECT_NE(md.find("on the large lab: " + std::to_string(large) + " tasks (their floor "),
+              std::string::npos)
+        << md;
+    ASSERT_TRUE(a.depth_by_lab.count("large"));
+    EXPECT_EQ(a.depth_by_lab.at("large"), 0.0);
+    EXPECT_NEAR(a.depth_by_lab.at("4-node"), 2.0 / (n - large), 1e-12);
+  }
 }
 
 // The bootstrap interval: a known answer, deterministic for a seed, and degenerate inputs.

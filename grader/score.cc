@@ -359,6 +359,8 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+std::string LabOf(const sc::Scenario& s) { return s.lab ? s.lab->profile : "4-node"; }
+
 Report Score(const Submission& submission, const std::vector<sc::Scenario>& suite,
              const HarnessTimes* times) {
   Report r;
@@ -446,7 +448,10 @@ Report Score(const Submission& submission, const std::vector<sc::Scenario>& suit
       post_freeze.first += credit;
       ++post_freeze.second;
     }
+    r.depth_by_lab[LabOf(s)] += credit;
+    ++r.scenarios_by_lab[LabOf(s)];
   }
+  for (auto& [k, v] : r.depth_by_lab) v /= r.scenarios_by_lab[k];
   for (const auto& [k, v] : split) r.depth_by_split[k] = v.first / v.second;
   if (post_freeze.second > 0) {
     r.depth_post_freeze = post_freeze.first / post_freeze.second;
@@ -528,6 +533,12 @@ std::string RenderReport(const Submission& s, const Report& r) {
     o << "\ndepth by split:";
     for (const auto& [k, v] : r.depth_by_split) o << " " << k << " " << Fixed(v);
   }
+  if (r.depth_by_lab.size() > 1) {
+    o << "\ndepth by lab:  ";
+    for (const auto& [k, v] : r.depth_by_lab) {
+      o << " " << k << " " << Fixed(v) << " (" << r.scenarios_by_lab.at(k) << ")";
+    }
+  }
   if (r.depth_post_freeze) {
     o << "\ndepth on the " << r.post_freeze_scenarios
       << " scenarios written after the graph's freeze: " << Fixed(*r.depth_post_freeze);
@@ -580,6 +591,8 @@ nlohmann::ordered_json ReportJson(const Submission& s, const Report& r) {
   j["depth_post_freeze"] = r.depth_post_freeze ? nlohmann::ordered_json(*r.depth_post_freeze)
                                                : nlohmann::ordered_json(nullptr);
   j["post_freeze_scenarios"] = r.post_freeze_scenarios;
+  j["depth_by_lab"] = r.depth_by_lab;
+  j["scenarios_by_lab"] = r.scenarios_by_lab;
   j["credit"] = r.credit;
   return j;
 }

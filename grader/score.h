@@ -110,6 +110,10 @@ struct Report {
   // graph holds nothing read out of the scenarios' own recordings.
   std::optional<double> depth_post_freeze;
   int post_freeze_scenarios = 0;
+  // By the lab a task was recorded on (LabOf): "4-node" (the clean and busy labs) or a scenario's
+  // own lab profile ("large", 256-1,024 nodes); beside it, how many tasks each has.
+  std::map<std::string, double> depth_by_lab;
+  std::map<std::string, int> scenarios_by_lab;
   std::optional<double> self_reported_time_s;  // mean, shown apart
   // Time to hypothesis measured by the harness (transcripts): seconds per answered scenario whose
   // transcript committed the same root cause, their median, and why the others have no time.
@@ -123,6 +127,10 @@ struct Report {
   double floor_depth = 0;
   std::map<std::string, double> credit;  // per scenario id
 };
+
+// The lab a task's evidence was recorded on, as the report groups it: "4-node" or the profile of
+// the scenario's own lab ("large").
+std::string LabOf(const scenarios::Scenario& s);
 
 // `times`, when given, are the harness's transcripts of this run (ReadTranscripts).
 Report Score(const Submission& submission, const std::vector<scenarios::Scenario>& suite,

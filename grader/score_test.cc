@@ -157,6 +157,36 @@ TEST(Scores, HandComputedOneRightOneMissing) {
   EXPECT_EQ(r.depth_by_family.count("gpu"), 0u);  // blocked: not scored
 }
 
+TEST(Scores, DepthIsSplitByTheLabATaskWasRecordedOn) {
+  auto suite = SmallSuite();
+  suite[1].lab = sc::LabSpec{};  // S02-b on the large lab
+  std::string text = Header(suite) +
+                     "{\"scenario_id\": \"S01-a\", \"root_cause\": \"db.mysql\", "
+                     "\"confidence\": 0.8}\n{\"scenario_id\": \"" + suite[1].TaskId() +
+                     "\", \"root_cause\": \"slurm.slurmd\", \"confidence\": 0.5}\n";
+  ParsedSubmission p = ParseSubmission(text, "x", suite);
+  for (const auto& q : p.problems) ADD_FAILURE() << q.ToString();
+  ASSERT_TRUE(p.submission);
+  Report r = Score(*p.submission, suite);
+  ASSERT_EQ(r.depth_by_lab.size(), 2u);
+  EXPECT_NEAR(r.depth_by_lab.at("4-node"), 1.0, 1e-9);
+  EXPECT_NEAR(r.depth_by_lab.at("large"), 0.15, 1e-9);
+  EXPECT_EQ(r.scenarios_by_lab.at("4-node"), 1);
+  EXPECT_EQ(r.scenarios_by_lab.at("large"), 1);  // S03-c is blocked: not counted
+  std::string text_report = RenderReport(*p.submission, r);
+  EXPECT_NE(text_report.find("depth by lab:   4-node 1.000 (1) large 0.150 (1)"),
+            std::string::npos) << text_report;
+  EXPECT_NEAR(ReportJson(*p.submission, r)["depth_by_lab"]["large"].get<double>(), 0.15, 1e-9);
+
+  // A suite with no large task prints no such line.
+  auto small = SmallSuite();
+  ParsedSubmission q = ParseSubmission(Header(small), "y", small);
+  ASSERT_TRUE(q.submission);
+  Report none = Score(*q.submission, small);
+  EXPECT_EQ(none.depth_by_lab.size(), 1u);
+  EXPECT_EQ(RenderReport(*q.submission, none).find("depth by lab"), std::string::npos);
+}
+
 TEST(Scores, HandComputedPartialCreditAndCalibration) {
   auto suite = SmallSuite();
   std::string text = Header(suite) +
