@@ -88,6 +88,11 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
   for (const Baseline& b : ComputeBaselines(suite)) {
     if (b.name != "oracle") lb.baselines.push_back({b.name, b.depth});
   }
+  // The floor is the suite's, scored submission or not (a scored one sets the same values).
+  if (!lb.baselines.empty()) {
+    lb.floor_name = lb.baselines.front().first;
+    lb.floor_depth = lb.baselines.front().second;
+  }
   std::vector<scenarios::Scenario> test, large;
   for (const scenarios::Scenario& s : suite) {
     if (s.split == "test" && s.status == "runnable") test.push_back(s);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "grader/baselines.h"
 #include "grader/score.h"
 #include "scenarios/validate.h"
 
@@ -110,6 +111,29 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
 }
 
 // The bootstrap interval: a known answer, deterministic for a seed, and degenerate inputs.
+// With nothing to score, the floor is still the suite's: not 0.000 with no name.
+TEST(Leaderboard, AnEmptyDirectoryStillPrintsTheSuitesFloor) {
+  sc::Suite suite =
+      sc::LoadSuite(sc::ScenarioPaths(std::string(SLURM_RCA_SOURCE_DIR) + "/scenarios"));
+  ASSERT_TRUE(suite.problems.empty());
+  fs::path dir = fs::temp_directory_path() / ("leaderboard_empty_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Leaderboard lb = BuildLeaderboard(dir.string(), suite.scenarios);
+  fs::remove_all(dir);
+  EXPECT_TRUE(lb.rows.empty());
+  std::vector<Baseline> b = ComputeBaselines(suite.scenarios);
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(lb.floor_name, b.front().name);
+  EXPECT_NEAR(lb.floor_depth, b.front().depth, 1e-12);
+  EXPECT_GT(lb.floor_depth, 0.1);
+  std::string md = LeaderboardMarkdown(lb);
+  char floor[32];
+  std::snprintf(floor, sizeof floor, "; floor %.3f (", b.front().depth);
+  EXPECT_NE(md.find(floor), std::string::npos) << md;
+  EXPECT_NE(md.find("(" + b.front().name + ", an answer that reads nothing)"), std::string::npos) << md;
+  EXPECT_NE(md.find("(no submission could be scored)"), std::string::npos) << md;
+}
+
 TEST(Bootstrap, PercentileIntervalIsDeterministicAndKnownOnSimpleData) {
   std::vector<double> flat(50, 0.5);
   EXPECT_EQ(BootstrapInterval(flat, 1, 2000), std::make_pair(0.5, 0.5));
