@@ -403,12 +403,35 @@ class ScenarioCommands : public CommandGroup {
       }
       Lab lab(options);
       if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");
+      // A scenario with `lab:` names nodes of its own lab (node612 of 1,024): in a lab of
+      // another profile or fewer nodes its faults have no target. Named, it is refused; under
+      // --all, heal passes it by and says so.
+      auto misfit = [&](const sc::Scenario& s) -> std::string {
+        const slurm_rca::live::LabOptions& have = lab.options();
+        if (!s.lab || (have.profile == s.lab->profile && have.nodes >= s.lab->nodes)) return "";
+        return s.id + " needs the " + s.lab->profile + " lab of " +
+               std::to_string(s.lab->nodes) + " nodes; the lab in " + options.dir + " is " +
+               have.profile + " with " + std::to_string(have.nodes) + " nodes";
+      };
       if (*sinject) {
+        if (std::string why = misfit(*chosen[0]); !why.empty()) {
+          Fail(why + " (rca-bench record brings its lab up)");
+          return kUsage;
+        }
         slurm_rca::base::Status st = slurm_rca::live::InjectScenario(lab, *chosen[0], std::cout);
         return st.ok() ? 0 : Fail(st.message());
       }
       std::vector<sc::Scenario> heal_list;
-      for (const sc::Scenario* s : chosen) heal_list.push_back(*s);
+      for (const sc::Scenario* s : chosen) {
+        if (std::string why = misfit(*s); why.empty()) {
+          heal_list.push_back(*s);
+        } else if (!all) {
+          Fail(why);
+          return kUsage;
+        } else {
+          std::cout << "not healed: " << why << "\n";
+        }
+      }
       slurm_rca::base::Status st = slurm_rca::live::HealAll(lab, heal_list, std::cout);
       if (st.ok()) std::cout << "healed " << heal_list.size() << " scenario(s)\n";
       return st.ok() ? 0 : Fail(st.message());

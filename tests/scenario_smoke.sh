@@ -26,6 +26,18 @@ status=$("$bin" fault status --dir "$dir")
 out=$("$bin" inject S09-gpu-driver-node-drain --dir "$dir" 2>&1) || fail "inject S09: $out"
 out=$("$bin" heal --all --dir "$dir" 2>&1) || fail "heal --all: $out"
 [[ "$out" == *"healed "*" scenario(s)"* ]] || fail "heal --all said: $out"
+# A large-lab scenario names nodes this 4-node lab lacks: heal --all passes it by and says so,
+# inject and a named heal refuse it as a usage error.
+[[ "$out" == *"not healed: S41-large-submissions-fail-nfs-blamed@gpu-users needs the large lab of 1024 nodes; the lab in $dir is clean with 4 nodes"* ]] ||
+  fail "heal --all on a 4-node lab did not pass S41@gpu-users by: $out"
+out=$("$bin" inject S41-large-submissions-fail-nfs-blamed --dir "$dir" 2>&1)
+rc=$?
+[[ $rc -eq 2 && "$out" == *"needs the large lab of 1024 nodes"* ]] ||
+  fail "inject of a large-lab scenario into a 4-node lab: exit $rc: $out"
+out=$("$bin" heal S39-large-accounting-down --dir "$dir" 2>&1)
+rc=$?
+[[ $rc -eq 2 && "$out" == *"needs the large lab of 1024 nodes"* ]] ||
+  fail "heal of a large-lab scenario on a 4-node lab: exit $rc: $out"
 status=$("$bin" fault status --dir "$dir")
 [[ "$status" == "no fault injected" ]] || fail "after heal --all, fault status: $status"
 nodes=$(SLURM_CONF=$dir/etc/slurm.conf sinfo -h -o %T | sort -u | tr '\n' ' ')
