@@ -21,6 +21,7 @@
 #include "grader/transcript_times.h"
 #include "mcp/backend/live_flags.h"
 #include "scenarios/live/mcp_child.h"
+#include "scenarios/live/runner.h"
 #include "scenarios/measure.h"
 #include "session/session.h"
 
@@ -346,7 +347,30 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   base::Result<std::vector<const sc::Scenario*>> found = Chosen(suite, o.scenarios);
   if (!found.ok()) return Fail(found.status().message(), kUsage);
   if (found->empty()) return Fail("no scenario to run", kUsage);
-  const std::vector<const sc::Scenario*>& chosen = *found;
+  std::vector<const sc::Scenario*> chosen = *found;
+  if (o.mode == "live") {
+    // A large-lab task is not run on the 4-node lab of --mode live (LabMisfit): named, it is
+    // refused; in --scenarios all it is left out, said here, and counted missing by the score.
+    live::LabOptions each{.dir = o.lab_dir, .profile = o.profile};
+    std::vector<const sc::Scenario*> here;
+    std::string left_out;
+    for (const sc::Scenario* s : chosen) {
+      std::string why = live::LabMisfit(each, *s);
+      if (why.empty()) {
+        here.push_back(s);
+      } else if (o.scenarios != "all") {
+        return Fail(why + ": --mode live runs a 4-node lab per task run; replay its bundle", kUsage);
+      } else {
+        left_out += (left_out.empty() ? "" : ", ") + s->id;
+      }
+    }
+    if (!left_out.empty()) {
+      std::cerr << "rca-bench: --mode live leaves out the large-lab tasks (" << left_out
+                << "): replay them; the score counts them missing\n";
+    }
+    if (here.empty()) return Fail("no scenario to run on a 4-node lab", kUsage);
+    chosen = std::move(here);
+  }
   std::optional<std::vector<agents::AgentConfig>> loaded = LoadConfigs(o, suite);
   if (!loaded) return kUsage;
   const std::vector<agents::AgentConfig>& configs = *loaded;

@@ -403,15 +403,10 @@ class ScenarioCommands : public CommandGroup {
       }
       Lab lab(options);
       if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");
-      // A scenario with `lab:` names nodes of its own lab (node612 of 1,024): in a lab of
-      // another profile or fewer nodes its faults have no target. Named, it is refused; under
-      // --all, heal passes it by and says so.
-      auto misfit = [&](const sc::Scenario& s) -> std::string {
-        const slurm_rca::live::LabOptions& have = lab.options();
-        if (!s.lab || (have.profile == s.lab->profile && have.nodes >= s.lab->nodes)) return "";
-        return s.id + " needs the " + s.lab->profile + " lab of " +
-               std::to_string(s.lab->nodes) + " nodes; the lab in " + options.dir + " is " +
-               have.profile + " with " + std::to_string(have.nodes) + " nodes";
+      // A large-lab scenario in a smaller lab (LabMisfit): named, it is refused as a usage
+      // error; under --all, heal passes it by and says so.
+      auto misfit = [&](const sc::Scenario& s) {
+        return slurm_rca::live::LabMisfit(lab.options(), s);
       };
       if (*sinject) {
         if (std::string why = misfit(*chosen[0]); !why.empty()) {

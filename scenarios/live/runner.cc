@@ -514,7 +514,17 @@ FaultTarget TargetOf(const sc::FaultRef& ref) {
   return t;
 }
 
+std::string LabMisfit(const LabOptions& have, const sc::Scenario& s) {
+  if (!s.lab || (have.profile == s.lab->profile && have.nodes >= s.lab->nodes)) return "";
+  return s.id + " needs the " + s.lab->profile + " lab of " + std::to_string(s.lab->nodes) +
+         " nodes; the lab in " + have.dir + " is " + have.profile + " with " +
+         std::to_string(have.nodes) + " nodes";
+}
+
 Status InjectScenario(Lab& lab, const sc::Scenario& s, std::ostream& progress) {
+  if (std::string why = LabMisfit(lab.options(), s); !why.empty()) {
+    return Status::InvalidArgument(why);
+  }
   if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
   for (const sc::Workload& w : s.workload) {
     if (w.at_s < 0) Submit(lab, w, progress);

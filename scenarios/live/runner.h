@@ -42,6 +42,11 @@ mcp::LiveOptions LiveOptionsFor(const Lab& lab, const std::string& host, double 
 // slurm-mcp serve arguments equivalent to LiveOptionsFor.
 std::vector<std::string> LiveServeArgs(const Lab& lab, const std::string& host, double timeout_s);
 
+// Why a lab cannot take a scenario, or "" when it can: a scenario with `lab:` is a task of its
+// own lab (its faults name nodes such as node612 of 1,024, its evidence was recorded at that
+// size), so a lab of another profile or fewer nodes does not run it.
+std::string LabMisfit(const LabOptions& have, const scenarios::Scenario& s);
+// Refuses (LabMisfit) before touching the lab.
 base::Status InjectScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
 // Heals the faults in reverse order and cancels the workload's jobs. Idempotent.
 base::Status HealScenario(Lab& lab, const scenarios::Scenario& s, std::ostream& progress);
