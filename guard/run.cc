@@ -381,7 +381,7 @@ Executor::Executor(ExecutorOptions options) : options_(std::move(options)) {
   if (options_.slurm_conf) env_.push_back("SLURM_CONF=" + *options_.slurm_conf);
 }
 
-RunResult Executor::Run(const Approved& approved) const {
+RunResult Executor::Run(const Approved& approved, std::chrono::milliseconds timeout) const {
   RunResult result;
   result.argv = approved.exec_argv();
   const std::string& program = approved.program();
@@ -413,7 +413,7 @@ RunResult Executor::Run(const Approved& approved) const {
 
   auto s = std::make_unique<Session>();
   s->cap = options_.max_output_bytes;
-  s->deadline = start + options_.timeout;
+  s->deadline = start + timeout;
   if (int rc = uv_loop_init(&s->loop); rc != 0) {
     result.outcome = Outcome::kSpawnFailed;
     result.error = std::string("cannot create an event loop: ") + uv_strerror(rc);
@@ -502,14 +502,14 @@ RunResult Executor::Run(const Approved& approved) const {
   if (!spawned) return finish();
   if (s->killed) {
     result.outcome = Outcome::kTimedOut;
-    result.error = TimedOutError(options_.timeout);
+    result.error = TimedOutError(timeout);
     if (s->abandoned) {
       result.error += "; the process survived SIGKILL for " + FormatDuration(kKillGrace) +
                       " (uninterruptible sleep?) and is reaped in the background";
     }
   } else if (s->output_stuck) {
     result.outcome = Outcome::kTimedOut;
-    result.error = TimedOutError(options_.timeout) + "; " + program + " itself exited (" +
+    result.error = TimedOutError(timeout) + "; " + program + " itself exited (" +
                    (s->term_signal != 0 ? "signal " + std::to_string(s->term_signal)
                                         : "status " + std::to_string(s->exit_status)) +
                    ") but a descendant that left its process group kept its output open, so the "

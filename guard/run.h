@@ -89,7 +89,10 @@ class Executor {
   // cannot be used are remembered and reported by Run() and resolutions().
   explicit Executor(ExecutorOptions options = {});
 
-  RunResult Run(const Approved& approved) const;
+  RunResult Run(const Approved& approved) const { return Run(approved, options_.timeout); }
+  // The same run with its own wall-clock limit instead of options().timeout: a caller whose
+  // limit changes after construction (LiveBackend::SetReadTimeout) keeps one executor.
+  RunResult Run(const Approved& approved, std::chrono::milliseconds timeout) const;
 
   const ExecutorOptions& options() const { return options_; }
   const std::vector<Resolution>& resolutions() const { return resolutions_; }

@@ -274,6 +274,17 @@ TEST_F(RunTest, TimeoutKeepsPartialOutput) {
   EXPECT_EQ(r.stdout_bytes, 8u);
 }
 
+TEST_F(RunTest, ARunsOwnTimeoutReplacesTheOptions) {
+  InstallSinfo();
+  Executor executor(Options(milliseconds(10000)));
+  Verdict v = guard_.Check({"sinfo", "-p", "hang"});
+  ASSERT_TRUE(v.ok()) << v.denial().ToString();
+  RunResult r = executor.Run(v.approved(), milliseconds(300));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error;
+  EXPECT_NE(r.error.find("timed out after 300 ms"), std::string::npos) << r.error;
+  EXPECT_LT(r.duration, milliseconds(5000));
+}
+
 TEST_F(RunTest, StragglersAreKilledWhenTheProgramExits) {
   // The leader exits at once while a background child holds stdout open for 300 s: the group
   // kill at exit closes the pipe, so the run ends promptly instead of at the timeout.

@@ -53,6 +53,11 @@ struct ToolBackend {
 };
 // Opens both and points `surface` at them; InvalidArgument says why the flags open nothing.
 base::Result<ToolBackend> OpenToolBackend(const BackendFlags& flags, mcp::SurfaceOptions& surface);
+// The live back-end's read timeout fitted to the controller's MessageTimeout
+// (mcp/backend/live_flags.h, ChooseReadTimeout): one read of the config topic's argv, bounded by
+// --timeout, the choice applied to `backend` and said on stderr. Nothing for a replay. Called
+// once every flag has been checked, before the first read of a tool.
+void FitReadTimeout(const BackendFlags& flags, mcp::Backend& backend);
 
 // serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.
 struct HttpLimits {

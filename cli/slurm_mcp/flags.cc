@@ -11,6 +11,7 @@
 #include "mcp/backend/live_backend.h"
 #include "mcp/backend/live_flags.h"
 #include "mcp/backend/replay_backend.h"
+#include "mcp/topics/topics.h"
 
 namespace slurm_rca::cli::slurm_mcp {
 namespace {
@@ -39,8 +40,13 @@ void BackendFlags::Add(CLI::App* app) {
   app->add_option("--trusted-dirs", live.trusted_dirs,
                   "Live: where Slurm binaries are (colon-separated)")
       ->capture_default_str();
-  app->add_option("--timeout", live.timeout, "Live: seconds before a read is killed")
+  app->add_option("--timeout", live.timeout,
+                  "Live: seconds before a read is killed. Unless given, raised to the "
+                  "controller's MessageTimeout + 10 s when MessageTimeout (read once at start, "
+                  "scontrol show config) is at or above it, so that a controller that is down "
+                  "fails (connect failure) before a read is killed instead of looking hung")
       ->check(CLI::Range(0.1, 600.0))
+      ->each([this](const std::string&) { live.timeout_given = true; })
       ->capture_default_str();
   app->add_option("--cache-ttl", live.cache_ttl, "Live: seconds a read is reused (0: no cache)")
       ->check(CLI::Range(0.0, 3600.0))
@@ -82,6 +88,20 @@ base::Result<std::unique_ptr<Backend>> BackendFlags::Make() const {
   LiveOptions o = std::move(mapped).value();
   o.metrics = metrics;
   return std::unique_ptr<Backend>(std::make_unique<LiveBackend>(std::move(o)));
+}
+
+void FitReadTimeout(const BackendFlags& flags, Backend& backend) {
+  auto* live = dynamic_cast<LiveBackend*>(&backend);
+  if (live == nullptr) return;
+  // A back-end of its own, built from the same options (the same guard and executor settings),
+  // so that this read, made for no tool call, is neither a program's last read in GET /ready
+  // nor a start spent from the callers' rate budget.
+  LiveBackend start_up(live->options());
+  const Evidence config = start_up.Read(FindTopic("config")->argv);
+  const ReadTimeoutChoice choice =
+      ChooseReadTimeout(flags.live.timeout, flags.live.timeout_given, MessageTimeoutOf(config));
+  live->SetReadTimeout(Millis(choice.timeout), choice.timed_out_note);
+  if (!choice.message.empty()) std::cerr << "slurm-mcp: " << choice.message << "\n";
 }
 
 base::Result<ToolBackend> OpenToolBackend(const BackendFlags& flags, SurfaceOptions& surface) {

@@ -222,6 +222,7 @@ int Overview(const BackendFlags& flags, const OneShotOptions& o) {
   surface.caps.max_rows = flags.max_rows;
   base::Result<ToolBackend> opened = OpenToolBackend(flags, surface);
   if (!opened.ok()) return Usage(opened.status().message());
+  FitReadTimeout(flags, *opened->backend);
   return RunTool(BuildTools(surface), kOverviewTool, Json::object(), o.json);
 }
 
@@ -239,6 +240,7 @@ int Query(const BackendFlags& flags, const OneShotOptions& o) {
   Json args = {{"topic", o.topic}};
   if (!f.empty()) args["filters"] = f;
   if (!o.group_by.empty()) args["group_by"] = o.group_by;
+  FitReadTimeout(flags, *opened->backend);
   return RunTool(BuildTools(surface), kQueryTool, args, o.json);
 }
 

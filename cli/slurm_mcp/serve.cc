@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -91,8 +92,9 @@ int ServeStdio(Server& server) {
   return rc;
 }
 
+// `start_reading` runs once the HTTP flags are checked, before the listener opens.
 int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Metrics* metrics,
-              const CallerCounts& callers) {
+              const CallerCounts& callers, const std::function<void()>& start_reading) {
   HttpOptions h;
   base::Result<ListenAddress> listen = ParseListenAddress(o.http);
   if (!listen.ok()) return Usage("--http " + listen.status().message());
@@ -135,6 +137,7 @@ int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Me
     if (token->size() < 16) return Usage("the token in " + o.token_file + " is shorter than 16 bytes");
     h.token = *token;
   }
+  start_reading();
   std::signal(SIGPIPE, SIG_IGN);
   HttpTransport transport(server, h);
   // The stopper is joined before the transport goes: Stop() makes Serve() return on this thread
@@ -306,9 +309,18 @@ int Serve(ServeOptions o, BackendFlags flags) {
     std::cerr << "slurm-mcp: metrics (Prometheus text): http://" << UrlHost(metrics_address.host)
               << ":" << metrics_server->port() << "/metrics\n";
   }
-  if (gpu->sampler) gpu->sampler->Start();
-  if (o.stdio) return ServeStdio(server);
-  return ServeHttp(server, o, replay, backend, metrics.get(), callers);
+  // The back-end's first reads, once no flag can still be refused: MessageTimeout's, which may
+  // change the read timeout (it delays the handshake by at most one read timeout), then the
+  // GPU sampler's.
+  auto start_reading = [&] {
+    FitReadTimeout(flags, backend);
+    if (gpu->sampler) gpu->sampler->Start();
+  };
+  if (o.stdio) {
+    start_reading();
+    return ServeStdio(server);
+  }
+  return ServeHttp(server, o, replay, backend, metrics.get(), callers, start_reading);
 }
 
 }  // namespace slurm_rca::cli::slurm_mcp

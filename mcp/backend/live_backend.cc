@@ -78,8 +78,9 @@ Evidence NoEvidence(Evidence::Outcome outcome, const std::vector<std::string>& a
   return e;
 }
 
+// `timed_out_note`: a sentence added to the cause when the read timed out ("": none).
 Evidence FromRun(const guard::Approved& approved, const guard::RunResult& r,
-                 WallClock::time_point started) {
+                 WallClock::time_point started, const std::string& timed_out_note) {
   const std::string& program = approved.program();
   Evidence e;
   e.source = "live";
@@ -109,6 +110,7 @@ Evidence FromRun(const guard::Approved& approved, const guard::RunResult& r,
     case guard::Outcome::kTimedOut:
       e.outcome = Evidence::Outcome::kTimedOut;
       e.cause = program + " " + r.error;
+      if (!timed_out_note.empty()) e.cause += ". " + timed_out_note;
       break;
     case guard::Outcome::kNotInstalled:
     case guard::Outcome::kUntrusted:
@@ -152,13 +154,8 @@ LiveBackend::LiveBackend(LiveOptions options)
     : options_(std::move(options)),
       guard_(guard::GuardOptions{.clusters = options_.clusters}),
       executor_(options_.executor),
-      nvidia_smi_executor_([&] {
-        guard::ExecutorOptions o = options_.executor;
-        o.timeout = std::min(o.timeout, options_.nvidia_smi_timeout);
-        return o;
-      }()),
-      slot_wait_(options_.slot_wait.value_or(options_.executor.timeout)),
-      max_concurrent_(std::max(1, options_.max_concurrent)) {
+      max_concurrent_(std::max(1, options_.max_concurrent)),
+      read_timeout_(options_.executor.timeout) {
   for (const guard::Resolution& r : executor_.resolutions()) {
     last_reads_[r.program].program = r.program;
     if (r.problem != guard::Outcome::kExited) last_reads_[r.program].unusable = r.error;
@@ -184,6 +181,12 @@ void LiveBackend::Remember(const std::string& program, const Evidence& e) {
 }
 
 LiveBackend::~LiveBackend() = default;
+
+void LiveBackend::SetReadTimeout(std::chrono::milliseconds timeout, std::string timed_out_note) {
+  std::lock_guard<std::mutex> lock(mu_);
+  read_timeout_ = timeout;
+  timed_out_note_ = std::move(timed_out_note);
+}
 
 std::uint64_t LiveBackend::reads_started() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -269,6 +272,18 @@ Evidence LiveBackend::ReadAs(const std::vector<std::string>& argv, const std::st
 
 Evidence LiveBackend::Lead(const guard::Approved& approved, const std::string& principal) {
   const std::string& program = approved.program();
+  // The read timeout and its note as they are when this read starts (SetReadTimeout).
+  const bool nvidia_smi = program == "nvidia-smi";
+  std::chrono::milliseconds read_timeout;
+  std::string timed_out_note;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    read_timeout = read_timeout_;
+    if (!nvidia_smi) timed_out_note = timed_out_note_;
+  }
+  const std::chrono::milliseconds timeout =
+      nvidia_smi ? std::min(read_timeout, options_.nvidia_smi_timeout) : read_timeout;
+  const std::chrono::milliseconds slot_wait = options_.slot_wait.value_or(read_timeout);
   // A program that cannot run spends neither budget nor slot.
   for (const guard::Resolution& r : executor_.resolutions()) {
     if (r.program == program && r.problem != guard::Outcome::kExited) {
@@ -286,11 +301,11 @@ Evidence LiveBackend::Lead(const guard::Approved& approved, const std::string& p
                       admitted.status().message());
   }
   const Clock::time_point start = *admitted;
-  if (!AcquireSlot()) {
+  if (!AcquireSlot(slot_wait)) {
     GiveBackStart(start);
     if (options_.metrics) options_.metrics->BudgetRefusal("concurrent");
     return NoEvidence(Evidence::Outcome::kRefused, approved.argv(), WallClock::now(),
-                      "busy: waited " + FormatSeconds(slot_wait_) + " for a free read slot (" +
+                      "busy: waited " + FormatSeconds(slot_wait) + " for a free read slot (" +
                           std::to_string(max_concurrent_) +
                           " at once, all held by slower reads, to spare slurmctld); retry "
                           "shortly or reuse the last answer");
@@ -305,7 +320,6 @@ Evidence LiveBackend::Lead(const guard::Approved& approved, const std::string& p
     read_id = ++started_;
   }
   const WallClock::time_point started = WallClock::now();
-  const guard::Executor& executor = program == "nvidia-smi" ? nvidia_smi_executor_ : executor_;
   // Counted while it runs, and its latency observed whatever it ends in (a throw included).
   struct ReadCounter {
     Metrics* metrics;
@@ -319,9 +333,9 @@ Evidence LiveBackend::Lead(const guard::Approved& approved, const std::string& p
   guard::RunResult result;
   {
     ReadCounter counter{options_.metrics, program};
-    result = executor.Run(approved);
+    result = executor_.Run(approved, timeout);
   }
-  Evidence e = FromRun(approved, result, started);
+  Evidence e = FromRun(approved, result, started, timed_out_note);
   e.read_id = read_id;
   Remember(program, e);
   return e;
@@ -378,9 +392,9 @@ void LiveBackend::GiveBackStart(Clock::time_point start) {
   if (it != starts_.rend()) starts_.erase(std::next(it).base());
 }
 
-bool LiveBackend::AcquireSlot() {
+bool LiveBackend::AcquireSlot(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(slot_mu_);
-  if (!slot_cv_.wait_for(lock, slot_wait_, [&] { return running_ < max_concurrent_; })) {
+  if (!slot_cv_.wait_for(lock, wait, [&] { return running_ < max_concurrent_; })) {
     return false;
   }
   ++running_;

@@ -16,10 +16,13 @@
 //      expires, so one caller's fleet cannot take the whole budget from another caller. Reads
 //      of no principal (stdio, a shared token) count in the total only.
 //   5. The concurrency bound: at most max_concurrent processes at once; a read waits for a slot
-//      up to slot_wait (default: the executor timeout), else it is refused as busy and its
+//      up to slot_wait (default: the read timeout), else it is refused as busy and its
 //      budget start is given back.
 //   6. Executor::Run, the only way a process starts (guard/run.h).
 // A read that fails, times out or is refused is "no evidence" with a cause, never an empty result.
+// SetReadTimeout changes the read timeout (the executor timeout at first) and adds a sentence to
+// the cause of every Slurm read that times out: slurm-mcp calls it once its start-up read has
+// told it the controller's MessageTimeout (mcp/backend/live_flags.h, ChooseReadTimeout).
 //
 //   LiveBackend live(LiveOptions{.clusters = {"rca"}});
 //   Evidence e = live.Read({"squeue", "--noheader"});
@@ -74,8 +77,8 @@ struct LiveOptions {
   int max_per_minute = 60;
   // The budget's window: 60 s, shorter only in tests.
   std::chrono::milliseconds budget_window{60'000};
-  // How long a read waits for a free slot before it is refused as busy. Unset: the executor
-  // timeout.
+  // How long a read waits for a free slot before it is refused as busy. Unset: the read timeout
+  // (the executor timeout, or SetReadTimeout's).
   std::optional<std::chrono::milliseconds> slot_wait;
   // Daemon name (slurmctld, slurmdbd, slurmd) -> log file path, for ReadLog.
   std::map<std::string, std::string> log_files;
@@ -84,7 +87,7 @@ struct LiveOptions {
   // Roots of the fabric topic's reads (sysfs, /proc, cgroups; allowlisted by path pattern).
   FabricOptions fabric;
   // nvidia-smi reads (gpu, gpu_health, gpu_idle's samples) are killed after this, or after the
-  // executor timeout when that is shorter: a query that has not answered in 10 s is a hang
+  // read timeout when that is shorter: a query that has not answered in 10 s is a hang
   // (shared/reference/telemetry-seeds.md §1.3, §2).
   std::chrono::milliseconds nvidia_smi_timeout{10000};
   // Counts cache hits and misses, single-flight merges, budget refusals and the processes started
@@ -107,6 +110,12 @@ class LiveBackend : public Backend {
   // Reads the fabric files under options().fabric directly: no process, no cache, no budget.
   Evidence ReadFabric() override;
 
+  // From now on Slurm reads are killed after `timeout` (options().executor.timeout until then)
+  // and each that times out has `timed_out_note` (one sentence; "": none) added to its cause.
+  // nvidia-smi keeps its own bound (nvidia_smi_timeout) and no note: it is not a Slurm client.
+  // Reads already running keep the timeout they started with.
+  void SetReadTimeout(std::chrono::milliseconds timeout, std::string timed_out_note);
+
   // Processes started so far (cache hits, followers and refusals start none).
   std::uint64_t reads_started() const;
   // Every program the executor resolved, with its last read (evidence.h, ProgramReads).
@@ -126,7 +135,7 @@ class LiveBackend : public Backend {
   // and when to retry) when the per-minute budget, or the principal's fair share of it, is spent.
   base::Result<std::chrono::steady_clock::time_point> Admit(const std::string& principal);
   void GiveBackStart(std::chrono::steady_clock::time_point start);
-  bool AcquireSlot();
+  bool AcquireSlot(std::chrono::milliseconds wait);
   void ReleaseSlot();
   void PurgeExpiredLocked(std::chrono::steady_clock::time_point now);
   // Records a read that ran, or found its program unable to run, as the program's last read.
@@ -135,11 +144,11 @@ class LiveBackend : public Backend {
   const LiveOptions options_;
   const guard::Guard guard_;
   const guard::Executor executor_;
-  const guard::Executor nvidia_smi_executor_;  // executor_ with nvidia_smi_timeout
-  const std::chrono::milliseconds slot_wait_;
   const int max_concurrent_;
 
-  mutable std::mutex mu_;  // cache_, flights_, starts_, started_, last_reads_
+  mutable std::mutex mu_;  // the two below, cache_, flights_, starts_, started_, last_reads_
+  std::chrono::milliseconds read_timeout_;  // options_.executor.timeout, or SetReadTimeout's
+  std::string timed_out_note_;
   std::map<std::vector<std::string>, CacheEntry> cache_;
   std::map<std::vector<std::string>, std::shared_ptr<Flight>> flights_;
   struct Start {

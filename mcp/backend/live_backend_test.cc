@@ -421,6 +421,26 @@ TEST_F(LiveBackendTest, HangIsTimedOutAndNotCached) {
   EXPECT_EQ(Runs(), 2);
 }
 
+TEST_F(LiveBackendTest, SetReadTimeoutBoundsLaterReadsAndNotesTheirTimeouts) {
+  LiveOptions o = Options();
+  o.executor.timeout = milliseconds(300);
+  LiveBackend live(o);
+  // Raised: a read slower than the first timeout answers.
+  live.SetReadTimeout(milliseconds(5000), "");
+  EXPECT_TRUE(live.Read({"sinfo", "-p", "slow"}).ok());
+  // Lowered again, with a note: the hang is killed at the new timeout and says why it may be no
+  // hang at all; a read that failed otherwise carries no note.
+  live.SetReadTimeout(milliseconds(400), "The note.");
+  Evidence e = live.Read({"sinfo", "-p", "hang"});
+  EXPECT_EQ(e.outcome, Outcome::kTimedOut);
+  EXPECT_EQ(e.cause,
+            "sinfo timed out after 400 ms; a hang is itself evidence (no output is not 'no "
+            "rows'). The note.");
+  Evidence failed = live.Read({"sinfo", "-p", "exit3"});
+  EXPECT_EQ(failed.outcome, Outcome::kFailed);
+  EXPECT_EQ(failed.cause.find("The note."), std::string::npos) << failed.cause;
+}
+
 TEST_F(LiveBackendTest, NonZeroExitIsFailedWithItsCauseAndNotCached) {
   LiveBackend live(Options());
   Evidence e = live.Read({"sinfo", "-p", "exit3"});

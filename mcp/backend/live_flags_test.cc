@@ -83,5 +83,123 @@ TEST(LiveFlagsTest, RefusalsNameTheFlagAndTheValue) {
   }
 }
 
+TEST(LiveFlagsTest, ATimeoutGivenAtItsDefaultIsStillPassedOn) {
+  LiveFlags f;
+  f.timeout_given = true;
+  EXPECT_EQ(ServeArgs(f), (std::vector<std::string>{"--timeout", "20.000000"}));
+}
+
+// Lines as `scontrol show config` prints them (Slurm 22.05 to 25.11).
+constexpr char kConfig[] =
+    "Configuration data as of 2026-12-07T10:00:00\n"
+    "MaxStepCount            = 40000\n"
+    "MessageTimeout          = 30 sec\n"
+    "MinJobAge               = 300 sec\n";
+
+TEST(MessageTimeoutTest, IsReadFromItsLine) {
+  base::Result<int> got = ParseMessageTimeout(kConfig);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, 30);
+  EXPECT_EQ(*ParseMessageTimeout("MessageTimeout = 10 sec"), 10);
+  EXPECT_EQ(*ParseMessageTimeout("  MessageTimeout\t= 100 sec \r\n"), 100);
+}
+
+TEST(MessageTimeoutTest, AbsentGarbageOrOtherUnitsAreUnknownAndSayWhy) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "`scontrol show config` printed no MessageTimeout line"},
+      {"MinJobAge = 300 sec\n", "`scontrol show config` printed no MessageTimeout line"},
+      {"MessageTimeoutX = 30 sec\n", "`scontrol show config` printed no MessageTimeout line"},
+      {"MessageTimeout = 30 min\n",
+       "`scontrol show config` printed MessageTimeout = '30 min', not 'N sec'"},
+      {"MessageTimeout = 30\n", "`scontrol show config` printed MessageTimeout = '30', not 'N sec'"},
+      {"MessageTimeout = (null)\n",
+       "`scontrol show config` printed MessageTimeout = '(null)', not 'N sec'"},
+      {"MessageTimeout = -5 sec\n",
+       "`scontrol show config` printed MessageTimeout = '-5 sec', not 'N sec'"},
+      {"MessageTimeout = 99999999999 sec\n",
+       "`scontrol show config` printed MessageTimeout = '99999999999 sec', not 'N sec'"},
+  };
+  for (const auto& [text, why] : cases) {
+    base::Result<int> got = ParseMessageTimeout(text);
+    ASSERT_FALSE(got.ok()) << text;
+    EXPECT_EQ(got.status().message(), why) << text;
+  }
+}
+
+TEST(MessageTimeoutTest, AReadThatGaveNoEvidenceIsUnknown) {
+  Evidence timed_out;
+  timed_out.outcome = Evidence::Outcome::kTimedOut;
+  timed_out.cause = "scontrol timed out after 20 s; a hang is itself evidence";
+  EXPECT_EQ(MessageTimeoutOf(timed_out).status().message(),
+            "`scontrol show config` timed out at start");
+  Evidence failed;
+  failed.outcome = Evidence::Outcome::kFailed;
+  failed.cause =
+      "scontrol exited 1: slurm_load_ctl_conf error: Unable to contact slurm controller (connect "
+      "failure). The read failed; this is not an empty result.";
+  EXPECT_EQ(MessageTimeoutOf(failed).status().message(),
+            "`scontrol show config` at start: scontrol exited 1: slurm_load_ctl_conf error: "
+            "Unable to contact slurm controller (connect failure)");
+  Evidence missing;
+  missing.outcome = Evidence::Outcome::kUnavailable;
+  missing.cause = "scontrol is not installed in the trusted directories /usr/bin";
+  EXPECT_EQ(MessageTimeoutOf(missing).status().message(),
+            "`scontrol show config` at start: scontrol is not installed in the trusted "
+            "directories /usr/bin");
+  Evidence ok;
+  ok.outcome = Evidence::Outcome::kOk;
+  ok.out = kConfig;
+  EXPECT_EQ(*MessageTimeoutOf(ok), 30);
+}
+
+TEST(ReadTimeoutChoiceTest, BelowTheReadTimeoutNothingChangesAndNothingIsSaid) {
+  for (bool given : {false, true}) {
+    ReadTimeoutChoice c = ChooseReadTimeout(20, given, 10);
+    EXPECT_EQ(c.timeout, 20);
+    EXPECT_EQ(c.message, "");
+    EXPECT_EQ(c.timed_out_note, "");
+  }
+}
+
+TEST(ReadTimeoutChoiceTest, AtOrAboveItTheDefaultIsRaisedPastMessageTimeout) {
+  ReadTimeoutChoice c = ChooseReadTimeout(20, false, 30);
+  EXPECT_EQ(c.timeout, 40);
+  EXPECT_EQ(c.message,
+            "the controller's MessageTimeout is 30 s, at or above the read timeout 20 s: reads "
+            "now time out at 40 s, so a controller that is down fails (connect failure) before a "
+            "read is killed; --timeout overrides");
+  EXPECT_EQ(c.timed_out_note, "");  // 40 s is above MessageTimeout: a timeout is a hang
+  EXPECT_EQ(ChooseReadTimeout(20, false, 20).timeout, 30);  // equal is not enough
+}
+
+TEST(ReadTimeoutChoiceTest, AtOrAboveItAGivenTimeoutStaysWithAWarning) {
+  ReadTimeoutChoice c = ChooseReadTimeout(5, true, 10);
+  EXPECT_EQ(c.timeout, 5);
+  EXPECT_EQ(c.message,
+            "the controller's MessageTimeout is 10 s, at or above --timeout 5 s: a controller "
+            "that is down and one that is hung will both read as timed out (without --timeout, "
+            "reads would time out at 20 s)");
+  EXPECT_EQ(c.timed_out_note,
+            "The read timeout (5 s) is not above the controller's MessageTimeout (10 s), so at "
+            "this timeout a controller that is down (connection refused) and one that is hung "
+            "look the same.");
+}
+
+TEST(ReadTimeoutChoiceTest, UnknownKeepsTheTimeoutAndSaysWhy) {
+  for (bool given : {false, true}) {
+    ReadTimeoutChoice c = ChooseReadTimeout(
+        2.5, given, base::Status::Unavailable("`scontrol show config` timed out at start"));
+    EXPECT_EQ(c.timeout, 2.5);
+    EXPECT_EQ(c.message,
+              "MessageTimeout unknown: `scontrol show config` timed out at start; the read "
+              "timeout stays 2.5 s, at which a controller that is down may read as timed out "
+              "like a hung one");
+    EXPECT_EQ(c.timed_out_note,
+              "The controller's MessageTimeout is unknown (`scontrol show config` timed out at "
+              "start), so at this read timeout (2.5 s) a controller that is down and one that is "
+              "hung may look the same.");
+  }
+}
+
 }  // namespace
 }  // namespace slurm_rca::mcp
