@@ -19,9 +19,10 @@ packages=(
   libboost-dev
   libgtest-dev libgmock-dev librapidcheck-dev libyaml-cpp-dev libcli11-dev
   clang-14 libclang-rt-14-dev
-  # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr
+  # the live control plane (scenarios/live): Slurm 22.05, munge, MariaDB, nftables, chattr;
+  # the hosts lab's network namespaces and its live test (hostnet.h): ip, ping
   slurmctld slurmd slurmdbd slurm-client slurm-wlm-basic-plugins munge mariadb-server
-  nftables e2fsprogs
+  nftables e2fsprogs iproute2 iputils-ping
   # the Debian packages: man pages from each binary's --help (help2man), Depends found from the
   # linked libraries (dpkg-shlibdeps, and file, which CPack runs), the unit checked (systemd-analyze)
   help2man dpkg-dev file systemd
