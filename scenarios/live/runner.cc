@@ -613,6 +613,25 @@ Status PrepareTrials(const ScenarioRecordOptions& o, const fs::path& base,
   return {};
 }
 
+// Forks a child that records trial k in its own lab (its log appended to when `append`, as a
+// retry's is) and exits 0 when it recorded; the parent waits for it and, interrupted, stops it
+// and takes its lab down. A trial is never run in the parent: a signal there would kill the
+// recorder in the middle of a lab's bring-up and leave its daemons running.
+pid_t ForkTrial(const sc::Scenario& s, const ScenarioRecordOptions& o, const fs::path& base,
+                int k, bool append) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    InterruptWatch::InChild();
+    std::ofstream log(TrialDir(base, k) / "trial.log", append ? std::ios::app : std::ios::trunc);
+    Status st = RecordTrial(s, (TrialDir(base, k) / "lab").string(), o.port_base + 1000 * k, o,
+                            TrialDir(base, k) / "bundle", log);
+    if (!st.ok()) log << "FAILED: " << st.message() << "\n";
+    log.flush();
+    ::_exit(st.ok() ? 0 : 1);
+  }
+  return pid;
+}
+
 // Runs the trials, o.jobs at a time, and sets each one's exit status (0: recorded); reused
 // trials count as recorded. An interruption stops the running trials and takes their labs down.
 Status RunTrials(const sc::Scenario& s, const ScenarioRecordOptions& o, const fs::path& base,
@@ -651,16 +670,7 @@ Status RunTrials(const sc::Scenario& s, const ScenarioRecordOptions& o, const fs
                << (TrialDir(base, k) / "lab").string() << ", port base " << o.port_base + 1000 * k
                << ", log " << (TrialDir(base, k) / "trial.log").string() << "\n";
       progress.flush();
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        InterruptWatch::InChild();
-        std::ofstream log(TrialDir(base, k) / "trial.log");
-        Status st = RecordTrial(s, (TrialDir(base, k) / "lab").string(), o.port_base + 1000 * k,
-                                o, TrialDir(base, k) / "bundle", log);
-        if (!st.ok()) log << "FAILED: " << st.message() << "\n";
-        log.flush();
-        ::_exit(st.ok() ? 0 : 1);
-      }
+      pid_t pid = ForkTrial(s, o, base, k, /*append=*/false);
       if (pid < 0) return Status::Error("fork failed");
       running[pid] = k;
       continue;
@@ -671,22 +681,37 @@ Status RunTrials(const sc::Scenario& s, const ScenarioRecordOptions& o, const fs
 }
 
 // A trial that failed (a daemon that did not come up in time on this busy machine) is run once
-// more, alone; one that fails again fails the recording with the end of its log.
+// more, alone, in a child like the first time; one that fails again fails the recording with the
+// end of its log. An interruption stops it and takes its lab down.
 Status RetryFailedTrials(const sc::Scenario& s, const ScenarioRecordOptions& o,
                          const fs::path& base, std::vector<int>& exit_status,
                          std::ostream& progress) {
   std::error_code ec;
+  InterruptWatch watch;
   for (int k = 0; k < o.trials; ++k) {
     if (exit_status[k] == 0 || o.reuse_trials || Interrupted()) continue;
     progress << "  trial " << k + 1 << " of " << s.id << " failed; running it once more\n";
     progress.flush();
     fs::remove_all(TrialDir(base, k) / "bundle", ec);
     fs::create_directories(TrialDir(base, k) / "bundle", ec);
-    std::ofstream log(TrialDir(base, k) / "trial.log", std::ios::app);
-    Status st = RecordTrial(s, (TrialDir(base, k) / "lab").string(), o.port_base + 1000 * k, o,
-                            TrialDir(base, k) / "bundle", log);
-    if (!st.ok()) log << "FAILED: " << st.message() << "\n";
-    exit_status[k] = st.ok() ? 0 : 1;
+    pid_t pid = ForkTrial(s, o, base, k, /*append=*/true);
+    if (pid < 0) return Status::Error("fork failed");
+    int code = 1;
+    for (;;) {
+      if (int sig = Interrupted()) {
+        StopChildren({{pid, (TrialDir(base, k) / "lab").string()}}, progress);
+        return Status::Error("interrupted (signal " + std::to_string(sig) + ") while trial " +
+                             std::to_string(k + 1) + " ran once more: stopped, its lab down");
+      }
+      int status = 0;
+      pid_t r = ::waitpid(pid, &status, 0);
+      if (r == pid) {
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (r < 0 && errno != EINTR) break;
+    }
+    exit_status[k] = code == 0 ? 0 : 1;
   }
   for (int k = 0; k < o.trials; ++k) {
     if (exit_status[k] != 0) {
