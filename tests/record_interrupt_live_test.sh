@@ -13,6 +13,17 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "skipped: the live lab needs root"
   exit 77
 fi
+# The processes of a work directory: those naming it in their arguments or environment (slurmdbd
+# runs as `slurmdbd -D`, its configuration named only by SLURM_CONF).
+left_in() {
+  local p
+  for p in /proc/[0-9]*; do
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$1/" ||
+       tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -q "^SLURM_CONF=$1/"; then
+      echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
+    fi
+  done
+}
 work=$(mktemp -d /tmp/rca-rint-XXXXXX)
 fx=$(mktemp -d /tmp/rca-rint-fx-XXXXXX)
 "$bin" record --trials 2 --jobs 2 --work-dir "$work" --fixtures "$fx" --port-base 27300 \
@@ -24,12 +35,12 @@ for _ in $(seq 1 240); do
   [[ $n -ge 2 ]] && break
   sleep 0.5
 done
-up=$(ps -eo args | grep -c "[${work:0:1}]${work:1}/")
+up=$(left_in "$work" | wc -l)
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 sleep 1
-left=$(ps -eo pid,args | grep "[${work:0:1}]${work:1}/")
+left=$(left_in "$work")
 fails=0
 [[ $up -ge 6 ]] || { echo "FAIL only $up processes of the two labs were seen before the signal"; fails=1; }
 [[ $rc -eq 143 ]] || { echo "FAIL exit $rc, want 143"; fails=1; }
@@ -73,7 +84,7 @@ kill -TERM "$pid"
 wait "$pid"
 rc=$?
 sleep 1
-left=$(ps -eo pid,args | grep "[${work:0:1}]${work:1}/")
+left=$(left_in "$work")
 [[ $first_failed -eq 1 ]] || { echo "FAIL trial 2's first attempt did not fail on the held port"; fails=1; }
 [[ $retry_up -eq 1 ]] || { echo "FAIL trial 2 was not run once more:"; tail -5 "$work.log"; fails=1; }
 [[ $rc -eq 143 ]] || { echo "FAIL retry: exit $rc, want 143"; fails=1; }
