@@ -240,14 +240,21 @@ TEST(McpFaultsLive, EveryTopicIsDataOrLabelledNoEvidenceUnderSixFaults) {
   {
     // Its start-up read of MessageTimeout (mcp/backend/live_flags.h): the lab's 10 s is at or
     // above this --timeout, which is kept, with a warning that down and hung will look alike.
-    std::ifstream err(lab.Path("log/slurm-mcp.stderr"));
-    std::stringstream said;
-    said << err.rdbuf();
-    EXPECT_NE(said.str().find("slurm-mcp: the controller's MessageTimeout is 10 s, at or above "
-                              "--timeout 5 s: a controller that is down and one that is hung "
-                              "will both read as timed out"),
-              std::string::npos)
-        << said.str();
+    // The read runs beside the server, bounded by the read timeout: its line is waited for.
+    const std::string warning =
+        "slurm-mcp: the controller's MessageTimeout is 10 s, at or above --timeout 5 s: a "
+        "controller that is down and one that is hung will both read as timed out";
+    std::string said;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < give_up) {
+      std::ifstream err(lab.Path("log/slurm-mcp.stderr"));
+      std::stringstream text;
+      text << err.rdbuf();
+      said = text.str();
+      if (said.find(warning) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_NE(said.find(warning), std::string::npos) << said;
   }
 
   // The topics, from the server itself.

@@ -55,8 +55,9 @@ struct ToolBackend {
 base::Result<ToolBackend> OpenToolBackend(const BackendFlags& flags, mcp::SurfaceOptions& surface);
 // The live back-end's read timeout fitted to the controller's MessageTimeout
 // (mcp/backend/live_flags.h, ChooseReadTimeout): one read of the config topic's argv, bounded by
-// --timeout, the choice applied to `backend` and said on stderr. Nothing for a replay. Called
-// once every flag has been checked, before the first read of a tool.
+// --timeout, the choice applied to `backend` and said on stderr. Nothing for a replay. The
+// one-shot commands call it before their read; serve runs it on a thread of its own beside the
+// server (a tool's read made before it ends keeps the timeout it started with).
 void FitReadTimeout(const BackendFlags& flags, mcp::Backend& backend);
 
 // serve --http's limits (HttpOptions, mcp/protocol/http_transport.h), with their defaults.

@@ -92,7 +92,8 @@ int ServeStdio(Server& server) {
   return rc;
 }
 
-// `start_reading` runs once the HTTP flags are checked, before the listener opens.
+// `start_reading` runs once the HTTP flags are checked, before the listener opens; it only
+// starts the first reads (Serve), it does not wait for them.
 int ServeHttp(Server& server, ServeOptions& o, bool replay, Backend& backend, Metrics* metrics,
               const CallerCounts& callers, const std::function<void()>& start_reading) {
   HttpOptions h;
@@ -309,18 +310,25 @@ int Serve(ServeOptions o, BackendFlags flags) {
     std::cerr << "slurm-mcp: metrics (Prometheus text): http://" << UrlHost(metrics_address.host)
               << ":" << metrics_server->port() << "/metrics\n";
   }
-  // The back-end's first reads, once no flag can still be refused: MessageTimeout's, which may
-  // change the read timeout (it delays the handshake by at most one read timeout), then the
-  // GPU sampler's.
+  // The back-end's first reads, once no flag can still be refused: the GPU sampler's, and
+  // MessageTimeout's, which may change the read timeout. That one runs beside the server, so that
+  // neither the handshake nor the listener (and GET /ready) waits up to a read timeout for it;
+  // a read made before it ends keeps the timeout it started with. It is joined when serving
+  // ends, which can wait for it in the first read timeout of the server's life.
+  std::thread message_timeout;
   auto start_reading = [&] {
-    FitReadTimeout(flags, backend);
     if (gpu->sampler) gpu->sampler->Start();
+    message_timeout = std::thread([&] { FitReadTimeout(flags, backend); });
   };
+  int rc = 0;
   if (o.stdio) {
     start_reading();
-    return ServeStdio(server);
+    rc = ServeStdio(server);
+  } else {
+    rc = ServeHttp(server, o, replay, backend, metrics.get(), callers, start_reading);
   }
-  return ServeHttp(server, o, replay, backend, metrics.get(), callers, start_reading);
+  if (message_timeout.joinable()) message_timeout.join();
+  return rc;
 }
 
 }  // namespace slurm_rca::cli::slurm_mcp
