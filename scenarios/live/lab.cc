@@ -669,22 +669,42 @@ Status Lab::StartDaemon(const std::string& name, std::ostream& progress) {
     if (Status s = CheckPortFree(p->second.first, p->second.second); !s.ok()) return s;
   }
   std::vector<std::string> env = ClientEnv();
-  SpawnResult spawned = SpawnDaemon(DaemonArgv(name), env, Path("log/" + name + ".stdout"));
-  if (!spawned.id) return Status::Error(spawned.error);
-  if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
-    return Status::Error("cannot record the PID of " + name);
-  }
-  Status ready = WaitFor(options_.start_timeout, [&] {
-    if (!IsAlive(*spawned.id)) {
-      return Status::Error("exited; see " + Path("log/" + name + ".stdout") + " and its log");
+  auto spawn_and_wait = [&](std::vector<std::string> argv, std::optional<ProcessId>& id) {
+    SpawnResult spawned = SpawnDaemon(argv, env, Path("log/" + name + ".stdout"));
+    if (!spawned.id) return Status::Error(spawned.error);
+    id = spawned.id;
+    if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
+      return Status::Error("cannot record the PID of " + name);
     }
-    return Probe(name);
-  });
+    return WaitFor(options_.start_timeout, [&] {
+      if (!IsAlive(*spawned.id)) {
+        return Status::Error("exited; see " + Path("log/" + name + ".stdout") + " and its log");
+      }
+      return Probe(name);
+    });
+  };
+  std::optional<ProcessId> started;
+  Status ready = spawn_and_wait(DaemonArgv(name), started);
+  // Slurm 25.11's slurmctld refuses to start again when its state directory has a clustername
+  // file but no association usage (fatal "No Assoc usage file"): a controller killed before its
+  // first periodic state save (300 s) left nothing to recover. An operator starts it with -i
+  // (ignore state errors); nothing is lost that was ever saved. 22.05 starts without it.
+  if (!ready.ok() && name == "slurmctld" && started && !IsAlive(*started)) {
+    std::string out = base::ReadFile(Path("log/slurmctld.stdout")).value_or("");
+    if (out.find("fatal: No Assoc usage file") != std::string::npos) {
+      progress << "  slurmctld: no association usage was ever saved (killed before its first "
+                  "state save); started again with -i, as an operator would\n";
+      std::vector<std::string> argv = DaemonArgv(name);
+      argv.push_back("-i");
+      ready = spawn_and_wait(argv, started);
+    }
+  }
   if (!ready.ok()) return Status::Error(name + " did not come up: " + ready.message());
+  const std::optional<ProcessId>& spawned_id = started;
   if (name == "mariadbd") {
     if (Status s = Provision(progress); !s.ok()) return s;
   }
-  progress << "  " << name << " up (pid " << spawned.id->pid << ") +" << Fixed(Since(start))
+  progress << "  " << name << " up (pid " << spawned_id->pid << ") +" << Fixed(Since(start))
            << " s\n";
   return {};
 }
