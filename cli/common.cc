@@ -100,7 +100,7 @@ void CutToRecorded(sc::Suite* suite) {
   std::vector<sc::Scenario> kept;
   std::vector<std::string> not_shown, missing, large;
   for (sc::Scenario& s : suite->scenarios) {
-    if (s.status == "runnable" && s.Large()) {
+    if (s.status == "runnable" && !s.OwnSet().empty()) {
       large.push_back(s.id);
     } else if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
       not_shown.push_back(s.id);
@@ -115,7 +115,8 @@ void CutToRecorded(sc::Suite* suite) {
             << " of " << kept.size() + not_shown.size() + missing.size() + large.size()
             << " tasks";
   if (!large.empty()) {
-    std::cerr << "; " << large.size() << " of the large profile left out (recorded on 22.05 only)";
+    std::cerr << "; " << large.size()
+              << " of their own lab (large profile, lab of hosts) left out (recorded on 22.05 only)";
   }
   if (!not_shown.empty()) {
     std::cerr << "; " << not_shown.size() << " left out because their evidence does not show on "

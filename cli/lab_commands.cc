@@ -53,6 +53,11 @@ class LabCommands : public CommandGroup {
                    "(default: the plan's 50,000 at 1,024 nodes, scaled)")
         ->check(CLI::Range(0, 1000000));
     AddSlurm(up, &options.slurm_prefix);
+    up->add_flag("--hosts", options.hosts,
+                 "A lab of hosts: the controller, accounting, a login host and compute hosts of "
+                 "two slurmd each, each its own network namespace with its own munged, on "
+                 "198.18.0.0/15 (tag port-base/100); clients run on the login host. Clean or busy "
+                 "profile");
     down = cluster->add_subcommand(
         "down", "Stop every daemon of the lab by PID, heal its faults, remove the lab directory");
     add_dir(down);
@@ -141,6 +146,24 @@ class LabCommands : public CommandGroup {
       c->add_option("--method", target.method, "statesave-readonly: bind-ro or immutable")
           ->check(CLI::IsMember({"bind-ro", "immutable"}))
           ->capture_default_str();
+      c->add_option("--host", target.host,
+                    "The lab of hosts: the host the rule goes on (net-cut, net-loss, "
+                    "net-throttle, name-gone)")
+          ->capture_default_str();
+      c->add_option("--peer", target.peer, "net-cut: the host cut from --host")
+          ->capture_default_str();
+      c->add_option("--direction", target.direction,
+                    "net-cut: both (every packet), in (PEER cannot open connections to HOST) or "
+                    "out (HOST cannot open connections to PEER)")
+          ->check(CLI::IsMember({"both", "in", "out"}))
+          ->capture_default_str();
+      c->add_option("--percent", target.percent, "net-loss: the share of packets dropped")
+          ->check(CLI::Range(1, 100))
+          ->capture_default_str();
+      c->add_option("--rate", target.rate, "net-throttle: the link's rate each way (tc: 64kbit)")
+          ->capture_default_str();
+      c->add_option("--name", target.name, "name-gone: the host name that stops resolving on --host")
+          ->capture_default_str();
     };
     inject = fault->add_subcommand("inject", "Inject a fault (idempotent)");
     add_target(inject);
@@ -202,6 +225,13 @@ class LabCommands : public CommandGroup {
     if (*env) {
       if (!lab.exists()) return Fail("no lab in " + options.dir + " (rca-bench cluster up)");
       std::cout << "export SLURM_CONF=" << lab.SlurmConf() << "\n";
+      if (lab.options().hosts) {
+        // The controller is reachable from the login host's namespace only.
+        auto net = lab.Net();
+        std::cout << "# a lab of hosts: run Slurm's clients on its login host, e.g.\n# ip netns exec "
+                  << (net.ok() ? net->Namespace("login") : std::string("rcah-TAG-login"))
+                  << " env SLURM_CONF=" << lab.SlurmConf() << " sinfo\n";
+      }
       return 0;
     }
     if (*status) {
@@ -223,7 +253,8 @@ class LabCommands : public CommandGroup {
                                 {"pid", d.id ? d.id->pid : 0},
                                 {"alive", d.alive},
                                 {"state", std::string(1, d.state)},
-                                {"health", d.health}});
+                                {"health", d.health},
+                                {"host", lab.HostOf(d.name)}});
       }
       j["faults"] = slurm_rca::live::ActiveFaults(lab);
       j["slurm_conf"] = lab.SlurmConf();
@@ -231,6 +262,15 @@ class LabCommands : public CommandGroup {
       j["slurm_prefix"] = lab.options().slurm_prefix;
       j["slurm_version"] = lab.SlurmVersion();
       j["seed"] = lab.options().seed;
+      j["hosts"] = nlohmann::json::array();
+      for (const auto& h : lab.Hosts()) {
+        auto net = lab.Net();
+        auto addr = net.ok() ? net->AddressOf(h.name) : slurm_rca::base::Result<std::string>("");
+        j["hosts"].push_back({{"name", h.name},
+                              {"role", h.role},
+                              {"address", addr.ok() ? *addr : std::string()},
+                              {"namespace", net.ok() ? net->Namespace(h.name) : std::string()}});
+      }
       if (json) {
         std::cout << j.dump() << "\n";
       } else {
@@ -246,9 +286,16 @@ class LabCommands : public CommandGroup {
                   << (lab.options().slurm_prefix.empty() ? " (Debian's packages)"
                                                          : " from " + lab.options().slurm_prefix)
                   << "\n";
+        for (const auto& h : j["hosts"]) {
+          std::cout << "  host " << std::left << std::setw(6) << h["name"].get<std::string>()
+                    << std::setw(11) << h["role"].get<std::string>() << std::setw(15)
+                    << h["address"].get<std::string>() << h["namespace"].get<std::string>()
+                    << "\n";
+        }
         for (const auto& d : daemons) {
           std::cout << "  " << std::left << std::setw(14) << d.name << std::setw(9)
-                    << (d.id ? std::to_string(d.id->pid) : "-") << d.health << "\n";
+                    << (d.id ? std::to_string(d.id->pid) : "-") << d.health
+                    << (lab.options().hosts ? " (on " + lab.HostOf(d.name) + ")" : "") << "\n";
         }
         for (const std::string& f : slurm_rca::live::ActiveFaults(lab)) {
           std::cout << "  fault injected: " << f << "\n";
@@ -276,6 +323,14 @@ class LabCommands : public CommandGroup {
                                                           {"partition", target.partition},
                                                           {"account", target.account},
                                                           {"qos", target.qos}}) {
+      if (base::Status st = sc::CheckFaultOption(opt, value); !st.ok()) {
+        std::cerr << "rca-bench: " << st.message() << "\n";
+        return kUsage;
+      }
+    }
+    for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
+             {"host", target.host}, {"peer", target.peer}, {"name", target.name},
+             {"rate", target.rate}}) {
       if (base::Status st = sc::CheckFaultOption(opt, value); !st.ok()) {
         std::cerr << "rca-bench: " << st.message() << "\n";
         return kUsage;

@@ -44,8 +44,9 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
       int recorded = 0, set_hops = 0, set_measured = 0, runnable = 0, not_shown = 0;
       const std::string release = sc::BundleSetRelease(set);
       for (const sc::Scenario& s : suite.scenarios) {
-        // A large-profile task has one bundle, in the large set: measured with the default set.
-        if (s.Large() && !is_default) continue;
+        // A task of its own lab (large, hosts) has one bundle, in its own set: measured with the
+        // default set.
+        if (!s.OwnSet().empty() && !is_default) continue;
         runnable += s.status == "runnable";
         if (s.status == "runnable" && !s.NotShownOn(release).empty()) {
           // Not part of this set; a bundle recorded anyway must not show it after all.
@@ -99,10 +100,11 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
     }
   }
   for (const sc::Problem& p : problems) std::cout << p.ToString() << "\n";
-  int runnable = 0, large = 0;
+  int runnable = 0, large = 0, hosts = 0;
   for (const sc::Scenario& s : suite.scenarios) {
     runnable += s.status == "runnable";
     large += s.status == "runnable" && s.Large();
+    hosts += s.status == "runnable" && s.Hosts();
   }
   std::cerr << suite.scenarios.size() << " scenario(s), " << runnable << " runnable";
   if (bundles) {
@@ -110,6 +112,9 @@ int ValidateScenarios(const std::vector<std::string>& args, bool bundles) {
               << sc::DefaultBundleSet() << " bundles"
               << (large > 0 ? " (" + std::to_string(large) + " large-profile tasks' in the " +
                                   sc::kLargeSet + " set)"
+                            : std::string())
+              << (hosts > 0 ? " (" + std::to_string(hosts) + " lab-of-hosts tasks' in the " +
+                                  sc::kHostsSet + " set)"
                             : std::string())
               << other_sets.str();
   }

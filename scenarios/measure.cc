@@ -220,8 +220,8 @@ std::string BundleDir(const std::string& scenario_id, const std::string& set) {
 
 std::string BundleOf(const Scenario& scenario, const std::string& set) {
   const std::string& which = set.empty() ? DefaultSet() : set;
-  if (scenario.Large() && BundleSetRelease(which) == "22.05") {
-    return BundleDir(scenario.id, kLargeSet);
+  if (!scenario.OwnSet().empty() && BundleSetRelease(which) == "22.05") {
+    return BundleDir(scenario.id, scenario.OwnSet());
   }
   return BundleDir(scenario.id, which);
 }

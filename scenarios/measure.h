@@ -85,6 +85,9 @@ inline constexpr const char* kBusy2511Set = "busy-25.11";
 // ROOT/large/<id>, on Debian's 22.05: that set stands in for the two 22.05 sets (BundleOf). It
 // is not one of BundleSets(): it holds only those scenarios, and no --bundles picks it.
 inline constexpr const char* kLargeSet = "large";
+// The scenarios with `lab: {profile: hosts}` (issue #39) likewise: recorded on the lab of hosts
+// (busy profile, Debian's 22.05) into ROOT/hosts/<id>, standing in for the two 22.05 sets.
+inline constexpr const char* kHostsSet = "hosts";
 const std::vector<std::string>& BundleSets();
 // The Slurm release a set was recorded on ("22.05", "25.11"); "" for no such set.
 std::string BundleSetRelease(const std::string& set);

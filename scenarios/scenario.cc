@@ -264,7 +264,12 @@ bool Parser::ParseTop(const YAML::Node& root, Scenario* s) {
     LabSpec lab;
     lab.line = s->Line("lab");
     if (Keys(v, {"profile"}, {"nodes", "history"}, "lab", s->Line("lab"))) {
-      if (auto p = Enum(v["profile"], "lab.profile", {"large"})) lab.profile = *p;
+      if (auto p = Enum(v["profile"], "lab.profile", {"large", "hosts"})) lab.profile = *p;
+      // The lab of hosts is a 4-node lab (two compute hosts of two nodes) with no history.
+      if (lab.profile == "hosts") {
+        lab.nodes = 4;
+        lab.history = 0;
+      }
       if (v["nodes"]) lab.nodes = Int(v["nodes"], "lab.nodes").value_or(lab.nodes);
       if (v["history"]) lab.history = Int(v["history"], "lab.history").value_or(lab.history);
     }

@@ -112,10 +112,12 @@ struct RedHerring {
 // The lab a scenario is recorded on when it is not the suite's 4-node lab (`lab:`; issue #36):
 // the large profile (scenarios/live/large_profile.h) at `nodes` slurmd with `history` finished
 // jobs in accounting. Its bundle is in the large set (fixtures/large/<id>), whatever the default.
+// A scenario's own lab: `profile: large` (issue #36) or `profile: hosts`, the busy profile on the
+// lab of hosts (issue #39: 4 nodes across the hosts ctl, db, login, c1, c2; scenarios/live/lab.h).
 struct LabSpec {
   std::string profile = "large";
-  int nodes = 1024;      // a multiple of 64, 256..1024 (rule lab-size)
-  int history = 2000;    // finished jobs the history leaves in accounting (0..1,000,000)
+  int nodes = 1024;      // large: a multiple of 64, 256..1024; hosts: 4 (rule lab-size)
+  int history = 2000;    // large: finished jobs the history leaves in accounting (0..1,000,000)
   int line = 0;
 };
 
@@ -156,6 +158,10 @@ struct Scenario {
   int Line(const std::string& key) const;
   bool Diagnosable() const;       // a full-credit answer that is not `unknown`
   bool Large() const { return lab && lab->profile == "large"; }
+  bool Hosts() const { return lab && lab->profile == "hosts"; }
+  // The bundle set of a task recorded on its own lab ("large", "hosts"; scenarios/measure.h),
+  // which stands in for both 22.05 sets; "" for the suite's 4-node tasks.
+  std::string OwnSet() const { return lab ? lab->profile : ""; }
   // The reason this task's evidence does not show on release ("25.11", "25.11.4"); "" when it
   // does (or is not known not to).
   std::string NotShownOn(const std::string& release) const;

@@ -334,7 +334,11 @@ void Checker::CheckChainSize() {
     Add(s_.Line("difficulty"), "multi-layer-hops",
         "multi_layer needs at least 3 hops, the chain has " + std::to_string(hops));
   }
-  if (s_.lab && (s_.lab->nodes < 256 || s_.lab->nodes > 1024 || s_.lab->nodes % 64 != 0 ||
+  if (s_.Hosts() && (s_.lab->nodes != 4 || s_.lab->history != 0)) {
+    Add(s_.lab->line, "lab-size",
+        "lab: the lab of hosts is 4 nodes with no history (give neither nodes nor history)");
+  }
+  if (s_.Large() && (s_.lab->nodes < 256 || s_.lab->nodes > 1024 || s_.lab->nodes % 64 != 0 ||
                  s_.lab->history < 0 || s_.lab->history > 1000000)) {
     Add(s_.lab->line, "lab-size",
         "lab: " + std::to_string(s_.lab->nodes) + " nodes and a history of " +

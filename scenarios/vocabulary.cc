@@ -93,6 +93,11 @@ const std::vector<FaultPrimitive>& FaultPrimitives() {
       {"ctld-stop", {}},
       {"dbd-kill", {}},
       {"ctld-kill", {}},
+      // The lab of hosts' network (issue #39).
+      {"net-cut", {"host", "peer", "direction"}},
+      {"net-loss", {"host", "percent"}},
+      {"net-throttle", {"host", "rate"}},
+      {"name-gone", {"host", "name"}},
   };
   return faults;
 }
@@ -168,6 +173,28 @@ base::Status CheckFaultOption(std::string_view option, std::string_view value) {
   }
   if (option == "reason") {
     return value.empty() ? Invalid("reason is blank") : base::Status();
+  }
+  if (option == "host" || option == "peer" || option == "name") {
+    // A host of the lab of hosts (ctl, db, login, c1, ...): hostnet.h's names.
+    bool ok = !value.empty() && value.size() <= 15 && std::islower(static_cast<unsigned char>(value[0])) &&
+              std::all_of(value.begin(), value.end(), [](char c) {
+                return std::islower(static_cast<unsigned char>(c)) ||
+                       std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+              });
+    return ok ? base::Status()
+              : Invalid(std::string(option) + " '" + std::string(value) +
+                        "' is not a host name of the lab of hosts (ctl, db, login, c1, ...)");
+  }
+  if (option == "direction") return OneOf(option, value, {"both", "in", "out"});
+  if (option == "percent") return IntIn(option, value, 1, 100);
+  if (option == "rate") {
+    // tc's rate: digits and a unit (kbit, mbit).
+    size_t digits = 0;
+    while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) ++digits;
+    std::string_view unit = value.substr(digits);
+    bool ok = digits > 0 && digits < 7 && (unit == "kbit" || unit == "mbit");
+    return ok ? base::Status()
+              : Invalid("rate '" + std::string(value) + "' is not INTEGER kbit or mbit (64kbit)");
   }
   return Invalid("unknown option " + std::string(option));
 }

@@ -46,7 +46,7 @@ struct FaultPrimitive {
   std::vector<std::string_view> options;  // the FaultTarget fields it reads
 };
 // db-freeze, dbd-stop, munge-stop, slurmd-kill, slurmd-pause, statesave-readonly, rpc-flood,
-// net-drop, drain, gpu-fake.
+// net-drop, drain, gpu-fake, ...; on the lab of hosts net-cut, net-loss, net-throttle, name-gone.
 const std::vector<FaultPrimitive>& FaultPrimitives();
 const FaultPrimitive* FindFault(std::string_view name);
 // Checks one target option's value (e.g. daemon must be slurmdbd, slurmctld or mariadbd): OK, or

@@ -15,8 +15,11 @@
 #include <thread>
 
 #include "base/file.h"
+#include "scenarios/vocabulary.h"
 
 namespace slurm_rca::live {
+
+namespace sc = slurm_rca::scenarios;
 
 using base::Status;
 
@@ -216,8 +219,11 @@ FaultOutcome RpcFlood(Lab& lab, const FaultTarget& t, bool inject) {
                          " >/dev/null 2>&1; done";
     std::ofstream ids(ids_path, std::ios::trunc);
     for (int w = 0; w < t.workers; ++w) {
-      SpawnResult s = SpawnDaemon({"/bin/sh", "-c", script}, lab.ClientEnv(),
-                                  lab.Path("log/flood.log"));
+      // On the lab of hosts the loops run on the login host, as users' clients do.
+      base::Result<std::vector<std::string>> argv =
+          lab.OnHost(lab.options().hosts ? "login" : "", {"/bin/sh", "-c", script});
+      if (!argv.ok()) return Failed(argv.status().message());
+      SpawnResult s = SpawnDaemon(*argv, lab.ClientEnv(), lab.Path("log/flood.log"));
       if (!s.id) return Failed(s.error);
       ids << s.id->ToString() << "\n";
     }
@@ -271,6 +277,10 @@ void RecoverNode(const Lab& lab, const std::string& node,
 }
 
 FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
+  if (lab.options().hosts) {
+    return Failed("net-drop drops loopback traffic of the one-host lab; on the lab of hosts use "
+                  "net-cut --host HOST --peer PEER");
+  }
   std::map<std::string, int> ports = {
       {"slurmdbd", lab.DbdPort()}, {"slurmctld", lab.CtldPort()}, {"mariadbd", lab.DbPort()}};
   std::vector<std::string> nodes = lab.NodeNames();
@@ -320,6 +330,272 @@ FaultOutcome NetDrop(Lab& lab, const FaultTarget& t, bool inject) {
   rec.Remove();
   return Done("removed nftables table inet " + table +
               (node.empty() ? "" : "; " + node + " responds again"));
+}
+
+// --- the lab of hosts' network (issue #39) -------------------------------------------------------
+
+// The hosts lab's network, or why there is none.
+base::Result<HostNet> HostsNetOf(const Lab& lab, const std::string& fault) {
+  if (!lab.options().hosts) {
+    return Status::InvalidArgument(fault + " needs the lab of hosts (rca-bench cluster up --hosts)");
+  }
+  return lab.Net();
+}
+
+Status CheckHost(const HostNet& net, const std::string& option, const std::string& host) {
+  if (net.AddressOf(host).ok()) return {};
+  std::string names;
+  for (const HostSpec& h : net.options().hosts) names += (names.empty() ? "" : ", ") + h.name;
+  return Status::InvalidArgument("--" + option + " " + host + " is not a host of this lab (" +
+                                 names + ")");
+}
+
+// The nodes whose slurmd runs on host (a compute host), for restoring their state on heal.
+std::vector<std::string> NodesOn(const Lab& lab, const std::string& host) {
+  std::vector<std::string> nodes;
+  for (const std::string& n : lab.NodeNames()) {
+    if (lab.HostOf(n) == host) nodes.push_back(n);
+  }
+  return nodes;
+}
+
+// nft run inside host; the result of `nft ARGS` (input: a ruleset for -f -).
+ToolResult NftOn(const Lab& lab, const HostNet& net, const std::string& host,
+                 std::vector<std::string> args, const std::string& input = "") {
+  std::string nft = lab.Program("nft");
+  if (nft.empty()) {
+    ToolResult r;
+    r.error = "nft is not installed (Debian package nftables)";
+    return r;
+  }
+  args.insert(args.begin(), nft);
+  return net.Exec(host, args, std::chrono::seconds(10), input);
+}
+
+// A table of rules inside one host (a namespace of its own: no other lab's rules are there).
+// Its presence is the fault's state; its record keeps what heal needs (the nodes' prior states).
+FaultOutcome HostTableFault(Lab& lab, const HostNet& net, const std::string& host,
+                            const std::string& table, const std::string& key,
+                            const std::string& rules, const std::vector<std::string>& nodes,
+                            bool inject, const std::string& what) {
+  Record rec{lab, key};
+  const bool present = NftOn(lab, net, host, {"list", "table", "inet", table}).ok();
+  if (inject) {
+    if (present) return Nothing(what + ": already in place");
+    std::map<std::string, std::string> kv = {{"host", host}, {"table", table}};
+    for (const std::string& n : nodes) {
+      auto [state, reason] = NodeState(lab, n);
+      if (state.empty()) return Failed("cannot read the state of " + n);
+      kv["prior_state." + n] = state;
+      kv["prior_reason." + n] = reason;
+    }
+    ToolResult r = NftOn(lab, net, host, {"-f", "-"}, rules);
+    if (!r.ok()) return Failed("nft on " + host + ": " + r.Summary());
+    rec.Write(kv);
+    return Done(what + " (nftables table inet " + table + " on " + host + ")");
+  }
+  auto prior = rec.Read();
+  if (!present) {
+    rec.Remove();
+    return Nothing(what + ": not in place");
+  }
+  ToolResult r = NftOn(lab, net, host, {"delete", "table", "inet", table});
+  if (!r.ok()) return Failed("nft delete on " + host + ": " + r.Summary());
+  for (const std::string& n : nodes) {
+    RecoverNode(lab, n,
+                {{"prior_state", prior["prior_state." + n]}, {"prior_reason", prior["prior_reason." + n]}});
+  }
+  rec.Remove();
+  return Done("removed nftables table inet " + table + " on " + host +
+              (nodes.empty() ? "" : "; its nodes respond again"));
+}
+
+// net-cut: HOST and PEER cannot talk (both), PEER cannot open a connection to HOST (in), or HOST
+// cannot open one to PEER (out), by rules in HOST's namespace. Replies of established
+// connections pass a one-way cut, as through a stateful firewall.
+FaultOutcome NetCut(Lab& lab, const FaultTarget& t, bool inject) {
+  base::Result<HostNet> net = HostsNetOf(lab, "net-cut");
+  if (!net.ok()) return Failed(net.status().message());
+  for (const auto& [option, host] : {std::pair{"host", t.host}, std::pair{"peer", t.peer}}) {
+    if (Status s = CheckHost(*net, option, host); !s.ok()) return Failed(s.message());
+  }
+  if (t.host == t.peer) return Failed("--host and --peer are the same host");
+  if (t.direction != "both" && t.direction != "in" && t.direction != "out") {
+    return Failed("--direction must be both, in or out");
+  }
+  const std::string peer = *net->AddressOf(t.peer);
+  std::string in_rule, out_rule;
+  if (t.direction == "both" || t.direction == "in") {
+    in_rule = "    ip saddr " + peer + (t.direction == "in" ? " ct state new" : "") + " drop\n";
+  }
+  if (t.direction == "both" || t.direction == "out") {
+    out_rule = "    ip daddr " + peer + (t.direction == "out" ? " ct state new" : "") + " drop\n";
+  }
+  const std::string table = "rca_cut_" + t.peer;
+  std::string rules = "table inet " + table + " {\n";
+  if (!in_rule.empty()) {
+    rules += "  chain in {\n    type filter hook input priority 0; policy accept;\n" + in_rule + "  }\n";
+  }
+  if (!out_rule.empty()) {
+    rules += "  chain out {\n    type filter hook output priority 0; policy accept;\n" + out_rule +
+             "  }\n";
+  }
+  rules += "}\n";
+  // The nodes on either end may go DOWN (not responding) while cut: heal brings them back.
+  std::vector<std::string> nodes = NodesOn(lab, t.host);
+  for (const std::string& n : NodesOn(lab, t.peer)) nodes.push_back(n);
+  const std::string what =
+      t.direction == "both" ? t.host + " and " + t.peer + " cut from each other"
+      : t.direction == "in" ? t.peer + " cannot open connections to " + t.host
+                            : t.host + " cannot open connections to " + t.peer;
+  return HostTableFault(lab, *net, t.host, table, "net-cut-" + t.host + "-" + t.peer, rules, nodes,
+                        inject, what);
+}
+
+// net-loss: PERCENT of the packets in and out of HOST's eth0 dropped at random (nftables numgen:
+// this kernel has no netem).
+FaultOutcome NetLoss(Lab& lab, const FaultTarget& t, bool inject) {
+  base::Result<HostNet> net = HostsNetOf(lab, "net-loss");
+  if (!net.ok()) return Failed(net.status().message());
+  if (Status s = CheckHost(*net, "host", t.host); !s.ok()) return Failed(s.message());
+  if (t.percent < 1 || t.percent > 100) return Failed("--percent must be between 1 and 100");
+  const std::string p = std::to_string(t.percent);
+  const std::string rules =
+      "table inet rca_loss {\n"
+      "  chain in {\n    type filter hook input priority 0; policy accept;\n"
+      "    iifname \"eth0\" numgen random mod 100 < " + p + " drop\n  }\n"
+      "  chain out {\n    type filter hook output priority 0; policy accept;\n"
+      "    oifname \"eth0\" numgen random mod 100 < " + p + " drop\n  }\n}\n";
+  return HostTableFault(lab, *net, t.host, "rca_loss", "net-loss-" + t.host, rules,
+                        NodesOn(lab, t.host), inject,
+                        p + "% of " + t.host + "'s packets dropped each way");
+}
+
+// tc run in a namespace (the host's, or the switch's for the port that sends to the host).
+ToolResult TcIn(const Lab& lab, const HostNet& net, const std::string& ns,
+                const std::vector<std::string>& args) {
+  std::string tc = lab.Program("tc");
+  std::string ip = lab.Program("ip");
+  ToolResult r;
+  if (tc.empty() || ip.empty()) {
+    r.error = "tc or ip is not installed (Debian package iproute2)";
+    return r;
+  }
+  // `ip netns exec` is enough for tc (it needs no /sys/fs/cgroup).
+  std::vector<std::string> argv = {ip, "netns", "exec", ns, tc};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunTool(argv, kEnv, std::chrono::seconds(10));
+}
+
+// net-throttle: HOST's link limited to RATE each way: a tbf qdisc on its eth0 (what it sends) and
+// on its switch port (what it receives).
+FaultOutcome NetThrottle(Lab& lab, const FaultTarget& t, bool inject) {
+  base::Result<HostNet> net = HostsNetOf(lab, "net-throttle");
+  if (!net.ok()) return Failed(net.status().message());
+  if (Status s = CheckHost(*net, "host", t.host); !s.ok()) return Failed(s.message());
+  if (Status s = sc::CheckFaultOption("rate", t.rate); !s.ok()) return Failed(s.message());
+  const std::vector<std::pair<std::string, std::string>> links = {
+      {net->Namespace(t.host), "eth0"}, {net->SwitchNamespace(), t.host}};
+  Record rec{lab, "net-throttle-" + t.host};
+  auto qdisc = [&](const std::pair<std::string, std::string>& l) {
+    return TcIn(lab, *net, l.first, {"qdisc", "show", "dev", l.second, "root"});
+  };
+  bool present = false;
+  for (const auto& l : links) present = present || Contains(qdisc(l).out, "qdisc tbf");
+  if (inject) {
+    if (present) return Nothing(t.host + "'s link is already throttled");
+    std::map<std::string, std::string> kv = {{"rate", t.rate}};
+    for (const auto& l : links) {
+      ToolResult before = qdisc(l);
+      if (!before.ok()) return Failed("tc qdisc show on " + l.first + ": " + before.Summary());
+      kv["prior." + l.second] = before.out.substr(0, before.out.find('\n'));
+    }
+    for (const auto& l : links) {
+      // burst: at least one MTU at the rate's timer granularity; latency bounds the queue.
+      ToolResult r = TcIn(lab, *net, l.first,
+                          {"qdisc", "add", "dev", l.second, "root", "tbf", "rate", t.rate,
+                           "burst", "4kb", "latency", "400ms"});
+      if (!r.ok()) return Failed("tc qdisc add on " + l.first + ": " + r.Summary());
+    }
+    rec.Write(kv);
+    return Done(t.host + "'s link throttled to " + t.rate + " each way (tbf on " + t.host +
+                "'s eth0 and its switch port)");
+  }
+  if (!present) {
+    rec.Remove();
+    return Nothing(t.host + "'s link is not throttled");
+  }
+  auto prior = rec.Read();
+  for (const auto& l : links) {
+    if (!Contains(qdisc(l).out, "qdisc tbf")) continue;
+    ToolResult r = TcIn(lab, *net, l.first, {"qdisc", "del", "dev", l.second, "root"});
+    if (!r.ok()) return Failed("tc qdisc del on " + l.first + ": " + r.Summary());
+    std::string now = qdisc(l).out;
+    now = now.substr(0, now.find('\n'));
+    if (auto it = prior.find("prior." + l.second); it != prior.end() && it->second != now) {
+      return Failed("after heal " + l.second + "'s root qdisc is '" + now + "', before the fault '" +
+                    it->second + "'");
+    }
+  }
+  rec.Remove();
+  return Done("removed the tbf qdiscs of " + t.host + "'s link; its root qdiscs are as before");
+}
+
+// name-gone: NAME no longer resolves on HOST: its line leaves the host's /etc/hosts (the file
+// ExecArgv bind-mounts, rewritten in place so that running programs see it too).
+FaultOutcome NameGone(Lab& lab, const FaultTarget& t, bool inject) {
+  base::Result<HostNet> net = HostsNetOf(lab, "name-gone");
+  if (!net.ok()) return Failed(net.status().message());
+  if (Status s = CheckHost(*net, "host", t.host); !s.ok()) return Failed(s.message());
+  if (Status s = CheckHost(*net, "name", t.name); !s.ok()) return Failed(s.message());
+  const std::string hosts =
+      std::string(HostNet::kNetnsEtc) + "/" + net->Namespace(t.host) + "/hosts";
+  Record rec{lab, "name-gone-" + t.host + "-" + t.name};
+  const std::string saved = lab.Path("faults/name-gone-" + t.host + "-" + t.name + ".hosts");
+  std::optional<std::string> text = base::ReadFile(hosts);
+  if (!text) return Failed("cannot read " + hosts);
+  // The lines that name NAME (as a name, not inside another).
+  auto names_it = [&](const std::string& line) {
+    std::istringstream words(line);
+    std::string addr, word;
+    words >> addr;
+    if (addr.empty() || addr[0] == '#') return false;
+    while (words >> word) {
+      if (word == t.name) return true;
+    }
+    return false;
+  };
+  std::string kept;
+  bool named = false;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    if (names_it(line)) {
+      named = true;
+    } else {
+      kept += line + "\n";
+    }
+  }
+  // In place (truncate and write): the bind mounts see the same file.
+  auto write_in_place = [&](const std::string& body) {
+    std::ofstream out(hosts, std::ios::out | std::ios::trunc);
+    out << body;
+    out.close();
+    return static_cast<bool>(out);
+  };
+  if (inject) {
+    if (rec.exists() || !named) return Nothing(t.name + " already does not resolve on " + t.host);
+    if (!base::WriteFile(saved, *text)) return Failed("cannot save " + hosts + " to " + saved);
+    if (!write_in_place(kept)) return Failed("cannot rewrite " + hosts);
+    rec.Write({{"hosts", hosts}, {"saved", saved}});
+    return Done(t.name + " no longer resolves on " + t.host + " (its line left " + hosts + ")");
+  }
+  if (!rec.exists()) return Nothing(t.name + " resolves on " + t.host);
+  std::optional<std::string> before = base::ReadFile(saved);
+  if (!before) return Failed("the saved " + saved + " is gone: cannot restore " + hosts);
+  if (!write_in_place(*before)) return Failed("cannot restore " + hosts);
+  fs::remove(saved);
+  rec.Remove();
+  return Done(t.name + " resolves on " + t.host + " again (" + hosts + " restored)");
 }
 
 FaultOutcome Drain(Lab& lab, const FaultTarget& t, bool inject) {
@@ -678,6 +954,34 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "squeue, sinfo, sdiag and scontrol fail after about 9 s with 'Unable to contact slurm "
        "controller (connect failure)', as after ctld-stop; sacct answers",
        "start slurmctld again; it reads back the state it last saved", ""},
+      {"net-cut",
+       "the lab of hosts: nftables rules in HOST's namespace cut it from PEER (both: every "
+       "packet; in: PEER cannot open connections to HOST; out: HOST cannot open connections to "
+       "PEER; replies of established connections pass a one-way cut)",
+       "measured on the lab of hosts (hosts_live_test, 22.05): no ping crosses a both-ways cut; "
+       "with the login host unable to open connections to ctl (out), squeue there fails after "
+       "29 s with 'Unable to contact slurm controller (connect failure)' while every node stays "
+       "idle; with ctl unable to open connections to login (in), squeue on login answers; "
+       "compute host c2 cut both ways from ctl: its nodes are not responding (idle*) within "
+       "25 s",
+       "delete the table; the nodes on either end are resumed if they went DOWN (Not responding) "
+       "and waited for until they respond",
+       "--host --peer --direction"},
+      {"net-loss", "the lab of hosts: nftables drops PERCENT of the packets in and out of HOST's eth0 "
+                   "at random (numgen; this kernel has no netem)",
+       "measured on the lab of hosts: each way loses PERCENT, so a round trip survives "
+       "(1 - PERCENT/100)^2: at 50, 11 of 40 pings came back",
+       "delete the table; HOST's nodes are resumed if they went DOWN", "--host --percent"},
+      {"net-throttle", "the lab of hosts: a tbf qdisc limits HOST's link to RATE each way (on its "
+                       "eth0 and on its switch port)",
+       "measured on the lab of hosts: 40 pings of 1,400 bytes every 50 ms took 7.1 s at 64kbit "
+       "(2.2 s unthrottled); the sender is held back rather than dropped",
+       "delete both qdiscs; the root qdiscs are checked to be as before", "--host --rate"},
+      {"name-gone", "the lab of hosts: NAME's line leaves HOST's /etc/hosts (rewritten in place)",
+       "measured on the lab of hosts: getent hosts NAME fails on HOST and answers elsewhere; with "
+       "NAME ctl on the login host, squeue there fails after 10 s with 'Unable to establish "
+       "control machine address' while the nodes stay idle",
+       "the saved file is written back in place", "--host --name"},
   };
   return catalog;
 }
@@ -713,6 +1017,10 @@ FaultOutcome Apply(Lab& lab, const std::string& name, const FaultTarget& t, bool
   if (name == "assoc-limit") return LimitFault(lab, t, inject, false);
   if (name == "qos-limit") return LimitFault(lab, t, inject, true);
   if (name == "db-lock") return DbLock(lab, inject);
+  if (name == "net-cut") return NetCut(lab, t, inject);
+  if (name == "net-loss") return NetLoss(lab, t, inject);
+  if (name == "net-throttle") return NetThrottle(lab, t, inject);
+  if (name == "name-gone") return NameGone(lab, t, inject);
   return Failed("unknown fault '" + name + "' (rca-bench fault list)");
 }
 

@@ -9,7 +9,8 @@
 //
 // Faults: db-freeze, db-lock, dbd-stop, munge-stop, ctld-pause, slurmd-kill, slurmd-pause,
 // statesave-readonly, rpc-flood, net-drop, drain, gpu-fake, partition-down, reservation,
-// assoc-limit, qos-limit, ctld-stop, dbd-kill, ctld-kill. FaultCatalog() describes each.
+// assoc-limit, qos-limit, ctld-stop, dbd-kill, ctld-kill; on the lab of hosts (lab.h) net-cut,
+// net-loss, net-throttle, name-gone. FaultCatalog() describes each.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 #define SLURM_RCA_SCENARIOS_LIVE_FAULTS_H_
 
@@ -34,6 +35,18 @@ struct FaultTarget {
   std::string account = "research";  // assoc-limit
   std::string qos = "normal";        // qos-limit
   std::string limit;                 // assoc-limit (default GrpJobs=0), qos-limit (MaxJobsPerUser=1)
+  // The lab of hosts' network faults: the host whose namespace gets the rule (net-cut, net-loss,
+  // net-throttle, name-gone), the other end of a cut, its direction (both: every packet; in: the
+  // peer cannot open a connection to host; out: host cannot open one to the peer; established
+  // connections and their replies pass one-way cuts), the share of packets dropped (net-loss),
+  // the rate each way (net-throttle: tc's tbf, e.g. 64kbit) and the name that stops resolving
+  // on host (name-gone).
+  std::string host = "c1";
+  std::string peer = "ctl";
+  std::string direction = "both";
+  int percent = 30;
+  std::string rate = "64kbit";
+  std::string name = "ctl";
 };
 
 struct FaultInfo {

@@ -1,5 +1,13 @@
 #include "scenarios/live/hostnet.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -149,12 +157,21 @@ Result<std::string> HostNet::AddressOf(const std::string& host) const {
   return Status::InvalidArgument("no host '" + host + "' in lab " + std::to_string(options_.tag));
 }
 
-std::string HostNet::HostsFile() const {
+std::string HostNet::HostsFile(const std::string& host) const {
   std::string text = "# slurm-rca host network " + std::to_string(options_.tag) + " (" + Subnet() +
                      "): every host of the lab\n127.0.0.1\tlocalhost\n";
   for (const HostSpec& h : options_.hosts) {
     Result<std::string> a = AddressOf(h.name);
     if (a.ok()) text += *a + "\t" + h.name + "\n";
+  }
+  // The hosts share the machine's hostname (no UTS namespace): on each, it names the host's own
+  // address, as a host's own name does. munged puts the address its hostname resolves to in
+  // every credential, and slurmctld logs "Lookup failed for 0.0.0.0" for one that has none.
+  char name[256] = {};
+  Result<std::string> own = AddressOf(host);
+  if (own.ok() && ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' &&
+      std::string(name) != "localhost" && !AddressOf(name).ok()) {
+    text += "# this host's name for itself (the machine's hostname)\n" + *own + "\t" + name + "\n";
   }
   return text;
 }
@@ -165,14 +182,60 @@ Result<std::vector<std::string>> HostNet::ExecArgv(const std::string& host,
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
     return Status::InvalidArgument("Exec in " + host + ": argv[0] must be an absolute path");
   }
-  std::string ip = Ip();
-  if (ip.empty()) return Status::Error("no ip in " + Join(options_.program_dirs));
-  // `ip netns exec` (iproute2 6.1, netns.c) setns()es, unshares its mount namespace, bind-mounts
-  // /etc/netns/NS/* over /etc and then execvp()s argv without forking: the spawned PID is the
-  // program's own, which is what SpawnDaemon records and StopProcess signals.
-  std::vector<std::string> out = {ip, "netns", "exec", Namespace(host)};
+  // Not `ip netns exec`: besides entering the namespace and bind-mounting /etc/netns/NS/*, it
+  // remounts /sys for the namespace, which drops /sys/fs/cgroup, and slurmd will not start
+  // without its cgroup mounts ("No filesystem mounted on /sys/fs/cgroup"). The same steps
+  // without that one: nsenter enters the network namespace; unshare makes a mount namespace
+  // whose mounts follow the machine's (slave: a bind mount the lab's faults put on a directory
+  // later shows inside too); sh bind-mounts the host's hosts and resolv.conf over /etc's and
+  // execs argv. None of them forks: the spawned PID is the program's own, which is what
+  // SpawnDaemon records and StopProcess signals (hostnet_live_test checks it).
+  const std::string nsenter = FindProgram("nsenter", options_.program_dirs);
+  const std::string unshare = FindProgram("unshare", options_.program_dirs);
+  const std::string mount = FindProgram("mount", options_.program_dirs);
+  const std::string sh = FindProgram("sh", options_.program_dirs);
+  if (nsenter.empty() || unshare.empty() || mount.empty() || sh.empty()) {
+    return Status::Error("nsenter, unshare, mount or sh is not in " + Join(options_.program_dirs) +
+                         " (util-linux, mount, dash)");
+  }
+  const std::string ns = Namespace(host);
+  const std::string etc = std::string(kNetnsEtc) + "/" + ns;
+  // ns is [a-z0-9-] (Validate): nothing in the script is interpreted but $0 and $@.
+  const std::string script = mount + " --bind " + etc + "/hosts /etc/hosts && " + mount +
+                             " --bind " + etc + "/resolv.conf /etc/resolv.conf && exec \"$0\" \"$@\"";
+  std::vector<std::string> out = {nsenter, "--net=" + std::string(kNetnsRun) + "/" + ns, "--",
+                                  unshare, "--mount", "--propagation", "slave", "--",
+                                  sh, "-c", script};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+Status HostNet::EnterThread(const std::string& host) const {
+  if (Result<std::string> a = AddressOf(host); !a.ok()) return a.status();
+  const std::string ns = Namespace(host);
+  const std::string handle = std::string(kNetnsRun) + "/" + ns;
+  int fd = ::open(handle.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("cannot open " + handle + ": " + std::strerror(errno));
+  const int joined = ::setns(fd, CLONE_NEWNET);
+  const int join_errno = errno;
+  ::close(fd);
+  if (joined != 0) return Status::Error("setns " + handle + ": " + std::strerror(join_errno));
+  // A mount namespace of this thread's own (unshare implies CLONE_FS: the thread's root and
+  // working directory become its own too).
+  if (::unshare(CLONE_NEWNS) != 0) {
+    return Status::Error(std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno));
+  }
+  if (::mount(nullptr, "/", nullptr, MS_SLAVE | MS_REC, nullptr) != 0) {
+    return Status::Error(std::string("mount --make-rslave /: ") + std::strerror(errno));
+  }
+  const std::string etc = std::string(kNetnsEtc) + "/" + ns;
+  for (const char* f : {"hosts", "resolv.conf"}) {
+    const std::string from = etc + "/" + f, to = std::string("/etc/") + f;
+    if (::mount(from.c_str(), to.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      return Status::Error("mount --bind " + from + " " + to + ": " + std::strerror(errno));
+    }
+  }
+  return {};
 }
 
 ToolResult HostNet::Exec(const std::string& host, const std::vector<std::string>& argv,
@@ -334,7 +397,7 @@ Status HostNet::Create(std::ostream& progress, std::vector<std::string>* made) c
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError("cannot create " + dir + ": " + ec.message());
-    if (!base::WriteFile(dir + "/hosts", HostsFile()) ||
+    if (!base::WriteFile(dir + "/hosts", HostsFile(h.name)) ||
         !base::WriteFile(dir + "/resolv.conf",
                          "# slurm-rca host network: no name server; names are in /etc/hosts\n")) {
       return Status::IoError("cannot write " + dir + "/hosts or resolv.conf");

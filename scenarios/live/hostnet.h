@@ -5,7 +5,7 @@
 //   rcah-TAG-sw          the switch: bridge br0, one port per host (named as the host)
 //   rcah-TAG-HOST        a host: lo and eth0 (the other end of its switch port), one address
 //   /etc/netns/rcah-TAG-HOST/hosts, resolv.conf
-//                        what `ip netns exec` bind-mounts over /etc/hosts and /etc/resolv.conf:
+//                        what ExecArgv bind-mounts over /etc/hosts and /etc/resolv.conf:
 //                        every host of the lab by name, and no name server
 //   STATE_DIR/hostnet.state
 //                        what Up() created (tag, namespaces, hosts), for Down() or Load() from
@@ -75,8 +75,11 @@ struct HostNetOptions {
 class HostNet {
  public:
   static constexpr const char* kPrefix = "rcah";
-  // Where `ip netns exec NS` finds the files it bind-mounts over /etc (fixed by iproute2).
+  // Where a host's hosts and resolv.conf are kept (iproute2's place for them, which `ip netns
+  // exec` also bind-mounts).
   static constexpr const char* kNetnsEtc = "/etc/netns";
+  // Where `ip netns add` puts a namespace's handle (iproute2's NETNS_RUN_DIR).
+  static constexpr const char* kNetnsRun = "/run/netns";
 
   explicit HostNet(HostNetOptions options);
 
@@ -108,14 +111,17 @@ class HostNet {
   std::string Subnet() const;
   // "198.18.168.10"; an error for a host not in the lab.
   base::Result<std::string> AddressOf(const std::string& host) const;
-  // The text of every host's /etc/hosts.
-  std::string HostsFile() const;
+  // The text of a host's /etc/hosts: every host of the lab by name, and (when host is one of
+  // them) the machine's hostname for that host's own address.
+  std::string HostsFile(const std::string& host = "") const;
   std::string StatePath() const { return options_.state_dir + "/hostnet.state"; }
 
-  // {ip, netns, exec, rcah-TAG-HOST, argv...}: argv run inside host, for RunTool or SpawnDaemon.
-  // `ip netns exec` unshares a mount namespace, bind-mounts the host's /etc/netns files, and then
-  // execs argv in its own process (no fork): the PID a spawn returns is the program's
-  // (hostnet_live_test checks it). argv[0] must be absolute. An error for an unknown host.
+  // {nsenter --net=/run/netns/rcah-TAG-HOST -- unshare --mount --propagation slave -- sh -c
+  // 'mount --bind (the host's hosts and resolv.conf over /etc's) && exec "$0" "$@"', argv...}:
+  // argv run inside host, for RunTool or SpawnDaemon. What `ip netns exec` does, except that
+  // /sys is left as it is (slurmd needs its cgroup mounts); nothing forks, so the PID a spawn
+  // returns is the program's (hostnet_live_test checks it). argv[0] must be absolute. An error
+  // for an unknown host.
   base::Result<std::vector<std::string>> ExecArgv(const std::string& host,
                                                   const std::vector<std::string>& argv) const;
   // Runs argv inside host to completion (RunTool); an unknown host or relative argv[0] is a
@@ -123,6 +129,15 @@ class HostNet {
   ToolResult Exec(const std::string& host, const std::vector<std::string>& argv,
                   std::chrono::milliseconds timeout = std::chrono::seconds(10),
                   const std::string& input = "") const;
+
+  // Moves the calling thread onto host: into its network namespace, and into a mount namespace
+  // of the thread's own (a slave of the machine's) where the host's hosts and resolv.conf are
+  // bind-mounted over /etc's, as ExecArgv does for a program. Every program the thread starts
+  // afterwards (a child inherits the namespaces of the thread that made it) runs on host. One
+  // way: for a thread made for the purpose (the recorder's readers), never the main thread of a
+  // process that still makes or removes namespaces (its /run/netns mounts would stay in its own
+  // mount namespace). An error names the step that failed.
+  base::Status EnterThread(const std::string& host) const;
 
   const HostNetOptions& options() const { return options_; }
 

@@ -101,8 +101,11 @@ TEST(HostNetPlan, NamesAddressesAndRefusals) {
 
   auto argv = net.ExecArgv("c1", {"/bin/true"});
   ASSERT_TRUE(argv.ok()) << argv.status().message();
-  EXPECT_EQ(std::vector<std::string>(argv->begin() + 1, argv->end()),
-            (std::vector<std::string>{"netns", "exec", "rcah-168-c1", "/bin/true"}));
+  EXPECT_EQ((*argv)[1], "--net=/run/netns/rcah-168-c1");
+  EXPECT_EQ(argv->back(), "/bin/true");
+  EXPECT_NE((*argv)[argv->size() - 2].find("/etc/netns/rcah-168-c1/hosts /etc/hosts"),
+            std::string::npos)
+      << (*argv)[argv->size() - 2];
   EXPECT_FALSE(net.ExecArgv("c1", {"true"}).ok());
   EXPECT_FALSE(net.ExecArgv("nohost", {"/bin/true"}).ok());
   EXPECT_FALSE(net.Exec("nohost", {"/bin/true"}).error.empty());
@@ -168,7 +171,8 @@ TEST_F(HostNetLive, FourHostsReachEachOtherByNameAndNothingElse) {
     }
   }
   ToolResult hosts = net.Exec("login", {"/bin/cat", "/etc/hosts"});
-  EXPECT_EQ(hosts.out, net.HostsFile()) << hosts.Summary();
+  EXPECT_EQ(hosts.out, net.HostsFile("login")) << hosts.Summary();
+  EXPECT_NE(net.HostsFile("login"), net.HostsFile("c1"));
   ToolResult addr = net.Exec("c1", {FindProgram("ip", kDirs), "-o", "-4", "addr"});
   EXPECT_NE(addr.out.find(" " + *net.AddressOf("c1") + "/24"), std::string::npos) << addr.out;
   // No way out: a host has no default route, and names the hosts file lacks do not resolve.

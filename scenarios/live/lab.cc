@@ -217,6 +217,7 @@ Lab::Lab(LabOptions options) : options_(std::move(options)) {
     if (key == "profile") in >> options_.profile;
     if (key == "seed") in >> options_.seed;
     if (key == "slurm_prefix") in >> options_.slurm_prefix;
+    if (key == "hosts") in >> options_.hosts;
   }
   while (options_.slurm_prefix.size() > 1 && options_.slurm_prefix.back() == '/') {
     options_.slurm_prefix.pop_back();
@@ -276,6 +277,71 @@ std::vector<std::string> Lab::ClientEnv() const {
   return env;
 }
 
+std::string Lab::SlurmConf() const {
+  return options_.hosts ? ConfOf("login") : Path("etc/slurm.conf");
+}
+
+namespace {
+// The hosts lab's compute hosts each run this many slurmd.
+constexpr int kNodesPerComputeHost = 2;
+}  // namespace
+
+std::vector<HostSpec> Lab::Hosts() const {
+  if (!options_.hosts) return {};
+  std::vector<HostSpec> hosts = {{"ctl", "controller"}, {"db", "accounting"}, {"login", "login"}};
+  const int computes = (options_.nodes + kNodesPerComputeHost - 1) / kNodesPerComputeHost;
+  for (int i = 1; i <= computes; ++i) hosts.push_back({"c" + std::to_string(i), "compute"});
+  return hosts;
+}
+
+std::string Lab::HostOf(const std::string& name) const {
+  if (!options_.hosts) return "";
+  if (name == "munged" || name == "slurmctld") return "ctl";
+  if (name == "mariadbd" || name == "slurmdbd") return "db";
+  if (name.rfind("munged-", 0) == 0) return name.substr(7);
+  std::string node = name.rfind("slurmd-", 0) == 0 ? name.substr(7) : name;
+  if (node.rfind("node", 0) == 0 && node.size() > 4 &&
+      std::all_of(node.begin() + 4, node.end(), ::isdigit)) {
+    const int i = std::stoi(node.substr(4));
+    if (i >= 1 && i <= options_.nodes) {
+      return "c" + std::to_string((i - 1) / kNodesPerComputeHost + 1);
+    }
+  }
+  return "";
+}
+
+base::Result<HostNet> Lab::Net() const {
+  if (!options_.hosts) return Status::InvalidArgument("not a lab of hosts (cluster up --hosts)");
+  return HostNet::Load(options_.dir);
+}
+
+base::Result<std::vector<std::string>> Lab::OnHost(const std::string& host,
+                                                   std::vector<std::string> argv) const {
+  if (!options_.hosts || host.empty()) return argv;
+  // The network is rebuilt from the options, not the state file: argv is needed before Up()
+  // wrote it (and HostNet::ExecArgv reads nothing from the system).
+  HostNet net(HostNetOptions{.tag = HostNet::TagForPortBase(options_.port_base),
+                             .hosts = Hosts(),
+                             .state_dir = options_.dir});
+  return net.ExecArgv(host, argv);
+}
+
+std::string Lab::ConfOf(const std::string& host) const {
+  if (!options_.hosts || host.empty()) return Path("etc/slurm.conf");
+  return Path("hosts/" + host + "/etc/slurm.conf");
+}
+
+std::string Lab::MungeSocket(const std::string& host) const {
+  if (!options_.hosts || host.empty()) return Path("run/munge.socket.2");
+  return Path("run/munge-" + host + ".socket.2");
+}
+
+std::vector<std::string> Lab::DaemonEnv(const std::string& name) const {
+  std::vector<std::string> env = ClientEnv();
+  if (options_.hosts) env.back() = "SLURM_CONF=" + ConfOf(HostOf(name));
+  return env;
+}
+
 ToolResult Lab::Client(std::vector<std::string> argv, std::chrono::milliseconds timeout) const {
   std::string path = Program(argv[0]);
   if (path.empty()) {
@@ -284,13 +350,25 @@ ToolResult Lab::Client(std::vector<std::string> argv, std::chrono::milliseconds 
     return r;
   }
   argv[0] = path;
+  // On the hosts lab, clients run on the login host.
+  base::Result<std::vector<std::string>> on = OnHost(options_.hosts ? "login" : "", argv);
+  if (!on.ok()) {
+    ToolResult r;
+    r.error = on.status().message();
+    return r;
+  }
   // Batch jobs write slurm-N.out into the submitter's directory: keep those inside the lab.
   std::string work = Path("work");
-  return RunTool(argv, ClientEnv(), timeout, "", fs::is_directory(work) ? work : "");
+  return RunTool(*on, ClientEnv(), timeout, "", fs::is_directory(work) ? work : "");
 }
 
 std::vector<std::string> Lab::DaemonNames() const {
-  std::vector<std::string> names = {"munged", "mariadbd", "slurmdbd", "slurmctld"};
+  std::vector<std::string> names = {"munged"};
+  // The hosts lab: every host's munged (ctl's is "munged"), first.
+  for (const HostSpec& h : Hosts()) {
+    if (h.name != "ctl") names.push_back("munged-" + h.name);
+  }
+  names.insert(names.end(), {"mariadbd", "slurmdbd", "slurmctld"});
   for (const std::string& n : NodeNames()) names.push_back("slurmd-" + n);
   return names;
 }
@@ -361,15 +439,26 @@ namespace {
 // slurm.conf's NODES: n nodes with 2 CPUs each, the first `gpus` of them with two GPUs each, and
 // the partitions cpu (every node) and gpu, or `partitions` when it is not empty.
 std::string NodesConf(const Lab& lab, int n, int gpus, const std::string& partitions) {
-  std::string nodes = "NodeName=" + HostRange(1, gpus) +
-                      " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
-                      PortRange(lab.SlurmdPort(1), lab.SlurmdPort(gpus)) +
-                      " CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN\n";
-  if (n > gpus) {
-    nodes += "NodeName=" + HostRange(gpus + 1, n) +
-             " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
-             PortRange(lab.SlurmdPort(gpus + 1), lab.SlurmdPort(n)) +
-             " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
+  std::string nodes;
+  if (lab.options().hosts) {
+    // One line per node: its address is its host's name (NodeAddr), which every host's
+    // /etc/hosts resolves.
+    for (int i = 1; i <= n; ++i) {
+      const std::string name = "node" + std::to_string(i);
+      nodes += "NodeName=" + name + " NodeHostname=localhost NodeAddr=" + lab.HostOf(name) +
+               " Port=" + std::to_string(lab.SlurmdPort(i)) + " CPUs=2 RealMemory=1000" +
+               (i <= gpus ? " Gres=gpu:2" : "") + " State=UNKNOWN\n";
+    }
+  } else {
+    nodes = "NodeName=" + HostRange(1, gpus) + " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+            PortRange(lab.SlurmdPort(1), lab.SlurmdPort(gpus)) +
+            " CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN\n";
+    if (n > gpus) {
+      nodes += "NodeName=" + HostRange(gpus + 1, n) +
+               " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+               PortRange(lab.SlurmdPort(gpus + 1), lab.SlurmdPort(n)) +
+               " CPUs=2 RealMemory=1000 State=UNKNOWN\n";
+    }
   }
   if (!partitions.empty()) return nodes + partitions;
   nodes += "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
@@ -391,7 +480,7 @@ Status InstallGpuDoubles(const Lab& lab) {
   return {};
 }
 
-Status WriteGresConf(const Lab& lab) {
+Status WriteGresConf(const Lab& lab, const std::string& etc_dir) {
   std::error_code ec;
   // slurmd counts a GPU only for a character device named in File=. The lab has no GPU: each
   // "GPU" is a device node aliasing /dev/null (1,3), made under the node's own directory.
@@ -409,8 +498,8 @@ Status WriteGresConf(const Lab& lab) {
     }
     gres += "NodeName=" + node + " Name=gpu File=" + dev + "/nvidia[0-1]\n";
   }
-  if (!WriteFile(lab.Path("etc/gres.conf"), gres, fs::perms(0644))) {
-    return Status::Error("cannot write " + lab.Path("etc/gres.conf"));
+  if (!WriteFile(etc_dir + "/gres.conf", gres, fs::perms(0644))) {
+    return Status::Error("cannot write " + etc_dir + "/gres.conf");
   }
   return {};
 }
@@ -432,7 +521,34 @@ Status Lab::WriteConfig() const {
     // logs "Domain socket directory ...: No such file or directory" when it is missing.
     fs::create_directories(Path("spool/" + n), ec);
   }
+  for (const HostSpec& h : Hosts()) {
+    fs::create_directories(Path("hosts/" + h.name + "/etc"), ec);
+    if (ec) return Status::Error("cannot create " + Path("hosts/" + h.name + "/etc"));
+  }
+  if (options_.hosts) {
+    for (const HostSpec& h : Hosts()) {
+      if (Status s = WriteEtc(h.name, Path("hosts/" + h.name + "/etc")); !s.ok()) return s;
+    }
+  } else if (Status s = WriteEtc("", Path("etc")); !s.ok()) {
+    return s;
+  }
+  if (options_.profile == "large") {
+    if (Status s = InstallGpuDoubles(*this); !s.ok()) return s;
+  }
 
+  std::string conf = "nodes " + std::to_string(options_.nodes) + "\nport_base " +
+                     std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
+                     "\nprofile " + options_.profile + "\nseed " +
+                     std::to_string(options_.seed) + "\n";
+  if (!options_.slurm_prefix.empty()) conf += "slurm_prefix " + options_.slurm_prefix + "\n";
+  if (options_.hosts) conf += "hosts 1\n";
+  if (!WriteFile(Path("lab.conf"), conf, fs::perms(0644))) {
+    return Status::Error("cannot write " + Path("lab.conf"));
+  }
+  return {};
+}
+
+Status Lab::WriteEtc(const std::string& host, const std::string& etc_dir) const {
   int n = options_.nodes;
   int gpus = static_cast<int>(GpuNodeNames().size());
   const bool large = options_.profile == "large";
@@ -451,8 +567,8 @@ Status Lab::WriteConfig() const {
       large ? "# No health check: 1,024 slurmd running it every few seconds would take the CPUs.\n"
             : "# Drains a node whose GPU query fails or reports uncorrectable ECC errors.\n"
               "HealthCheckProgram=" +
-                  options_.dir +
-                  "/etc/healthcheck.sh\n"
+                  etc_dir +
+                  "/healthcheck.sh\n"
                   "HealthCheckInterval=5\nHealthCheckNodeState=ANY\n";
   std::map<std::string, std::string> vars = {
       {"DIR", options_.dir},
@@ -472,9 +588,18 @@ Status Lab::WriteConfig() const {
        large ? "# No job accounting gather: 1,068 slurmstepd walking /proc took the CPUs.\n"
                "JobAcctGatherType=jobacct_gather/none"
              : "JobAcctGatherType=jobacct_gather/linux"},
-      // The health check's sinfo and scontrol: the lab's
-      // release (a 22.05 client cannot talk to a 25.11
-      // controller).
+      {"SLURM_CONF", etc_dir + "/slurm.conf"},
+      {"MUNGE_SOCKET", MungeSocket(host)},
+      {"CTLD_HOST", options_.hosts ? "localhost(ctl)" : "localhost"},
+      {"DBD_HOST", options_.hosts ? "db" : "localhost"},
+      // Each host's slurm.conf names its own munged's socket, so the files differ, as they do
+      // not on a real site: the controller would log every node's registration as "a different
+      // slurm.conf than the slurmctld".
+      {"DEBUG_FLAGS", options_.hosts ? "# Each host's copy names its own munged socket.\n"
+                                       "DebugFlags=NO_CONF_HASH\n"
+                                     : ""},
+      // The health check's sinfo and scontrol: the lab's release (a 22.05 client cannot talk to
+      // a 25.11 controller).
       {"SLURM_PATH", options_.slurm_prefix.empty() ? "/usr/bin:/bin"
                                                    : options_.slurm_prefix + "/bin:/usr/bin:/bin"}};
   struct Out {
@@ -482,9 +607,11 @@ Status Lab::WriteConfig() const {
     const char* path;
     fs::perms perms;
   };
-  for (const Out& o : {Out{"slurm.conf.in", "etc/slurm.conf", fs::perms(0644)},
-                       Out{"slurmdbd.conf.in", "etc/slurmdbd.conf", fs::perms(0600)},
-                       Out{"healthcheck.sh.in", "etc/healthcheck.sh", fs::perms(0755)}}) {
+  for (const Out& o : {Out{"slurm.conf.in", "slurm.conf", fs::perms(0644)},
+                       Out{"slurmdbd.conf.in", "slurmdbd.conf", fs::perms(0600)},
+                       Out{"healthcheck.sh.in", "healthcheck.sh", fs::perms(0755)}}) {
+    // slurmdbd.conf (with the database's password) only where slurmdbd runs.
+    if (std::string(o.tmpl) == "slurmdbd.conf.in" && !host.empty() && host != "db") continue;
     if (options_.templates.empty()) {
       return Status::Error("no templates directory: LabOptions::templates is empty and main "
                            "did not SetLabTemplates");
@@ -492,35 +619,34 @@ Status Lab::WriteConfig() const {
     std::string tmpl = options_.templates + "/" + o.tmpl;
     std::optional<std::string> text = base::ReadFile(tmpl);
     if (!text) return Status::Error("template " + tmpl + " is missing or unreadable");
-    if (!WriteFile(Path(o.path), Substitute(*text, vars), o.perms)) {
-      return Status::Error("cannot write " + Path(o.path));
+    const std::string path = etc_dir + "/" + o.path;
+    if (!WriteFile(path, Substitute(*text, vars), o.perms)) {
+      return Status::Error("cannot write " + path);
     }
   }
-  if (Status s = WriteGresConf(*this); !s.ok()) return s;
-  if (large) {
-    if (Status s = InstallGpuDoubles(*this); !s.ok()) return s;
-  }
-  std::string conf = "nodes " + std::to_string(n) + "\nport_base " +
-                     std::to_string(options_.port_base) + "\ncluster " + options_.cluster +
-                     "\nprofile " + options_.profile + "\nseed " +
-                     std::to_string(options_.seed) + "\n";
-  if (!options_.slurm_prefix.empty()) conf += "slurm_prefix " + options_.slurm_prefix + "\n";
-  if (!WriteFile(Path("lab.conf"), conf, fs::perms(0644))) {
-    return Status::Error("cannot write " + Path("lab.conf"));
-  }
-  return {};
+  return WriteGresConf(*this, etc_dir);
 }
 
 std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
-  if (name == "munged") {
+  std::vector<std::string> argv = HostlessArgv(name);
+  if (argv.empty() || !options_.hosts) return argv;
+  base::Result<std::vector<std::string>> on = OnHost(HostOf(name), argv);
+  return on.ok() ? *on : std::vector<std::string>{};
+}
+
+std::vector<std::string> Lab::HostlessArgv(const std::string& name) const {
+  if (name == "munged" || name.rfind("munged-", 0) == 0) {
+    // "munged" is the one-host lab's and the hosts lab's controller's; "munged-HOST" another
+    // host's, with a socket, pid file, log and seed file of its own (one key).
+    const std::string host = name == "munged" ? "" : name.substr(7);
     std::vector<std::string> argv = {Program("munged"),
                                      "--foreground",
                                      "--force",
                                      "--key-file=" + Path("munge/munge.key"),
-                                     "--socket=" + Path("run/munge.socket.2"),
-                                     "--pid-file=" + Path("run/munged.pid"),
-                                     "--log-file=" + Path("log/munged.log"),
-                                     "--seed-file=" + Path("munge/munged.seed")};
+                                     "--socket=" + MungeSocket(host.empty() ? HostOf(name) : host),
+                                     "--pid-file=" + Path("run/" + name + ".pid"),
+                                     "--log-file=" + Path("log/" + name + ".log"),
+                                     "--seed-file=" + Path("munge/" + name + ".seed")};
     // A thousand slurmd and their jobs authenticate at once (munge's own advice is 10 threads).
     if (options_.profile == "large") argv.push_back("--num-threads=10");
     return argv;
@@ -534,17 +660,17 @@ std::vector<std::string> Lab::DaemonArgv(const std::string& name) const {
             "--innodb-lock-wait-timeout=900"};
   }
   if (name == "slurmdbd") return {Program("slurmdbd"), "-D"};
-  if (name == "slurmctld") return {Program("slurmctld"), "-D", "-f", SlurmConf()};
+  if (name == "slurmctld") return {Program("slurmctld"), "-D", "-f", ConfOf(HostOf(name))};
   if (name.rfind("slurmd-", 0) == 0) {
-    return {Program("slurmd"), "-D", "-N", name.substr(7), "-f", SlurmConf()};
+    return {Program("slurmd"), "-D", "-N", name.substr(7), "-f", ConfOf(HostOf(name))};
   }
   return {};
 }
 
 Status Lab::Probe(const std::string& name) const {
   auto fail = [&](const ToolResult& r) { return Status::Error(r.Summary()); };
-  if (name == "munged") {
-    std::string sock = Path("run/munge.socket.2");
+  if (name == "munged" || name.rfind("munged-", 0) == 0) {
+    std::string sock = MungeSocket(name == "munged" ? HostOf(name) : name.substr(7));
     ToolResult cred = RunTool({Program("munge"), "-n", "-S", sock}, kBaseEnv, std::chrono::seconds(5));
     if (!cred.ok()) return fail(cred);
     ToolResult back = RunTool({Program("unmunge"), "-S", sock}, kBaseEnv, std::chrono::seconds(5), cred.out);
@@ -598,7 +724,6 @@ Status Lab::StartNodes(std::ostream& progress) {
   // In waves of 64, each waited for until the controller counts most of it idle: a thousand slurmd
   // started at once on two cores register late, and late nodes are set DOWN.
   auto start = Clock::now();
-  std::vector<std::string> env = ClientEnv();
   const std::vector<std::string> nodes = NodeNames();
   const size_t wave = 64;
   for (size_t first = 0; first < nodes.size(); first += wave) {
@@ -608,7 +733,8 @@ Status Lab::StartNodes(std::ostream& progress) {
       if (auto id = DaemonId(name); id && IsAlive(*id)) continue;
       const int port = SlurmdPort(static_cast<int>(i) + 1);
       if (Status s = CheckPortFree(port, "slurmd of " + nodes[i]); !s.ok()) return s;
-      SpawnResult spawned = SpawnDaemon(DaemonArgv(name), env, Path("log/" + name + ".stdout"));
+      SpawnResult spawned =
+          SpawnDaemon(DaemonArgv(name), DaemonEnv(name), Path("log/" + name + ".stdout"));
       if (!spawned.id) return Status::Error(name + ": " + spawned.error);
       if (!WriteFile(Path("run/" + name + ".id"), spawned.id->ToString() + "\n", fs::perms(0644))) {
         return Status::Error("cannot record the PID of " + name);
@@ -640,7 +766,8 @@ Status Lab::StartNodes(std::ostream& progress) {
 Status Lab::StartDaemon(const std::string& name, std::ostream& progress) {
   auto start = Clock::now();
   if (auto id = DaemonId(name); id && IsAlive(*id)) return {};
-  if (name == "munged" && !fs::exists(Path("munge/munge.key"))) {
+  if ((name == "munged" || name.rfind("munged-", 0) == 0) &&
+      !fs::exists(Path("munge/munge.key"))) {
     ToolResult key = RunTool({Program("mungekey"), "--create", "--keyfile=" + Path("munge/munge.key")},
                              kBaseEnv, std::chrono::seconds(10));
     if (!key.ok()) return Status::Error("mungekey: " + key.Summary());
@@ -665,10 +792,11 @@ Status Lab::StartDaemon(const std::string& name, std::ostream& progress) {
     int i = std::stoi(name.substr(11));
     ports[name] = {SlurmdPort(i), "slurmd of node" + std::to_string(i)};
   }
-  if (auto p = ports.find(name); p != ports.end()) {
+  // On the hosts lab the ports are the hosts' own, not the machine's.
+  if (auto p = ports.find(name); p != ports.end() && !options_.hosts) {
     if (Status s = CheckPortFree(p->second.first, p->second.second); !s.ok()) return s;
   }
-  std::vector<std::string> env = ClientEnv();
+  std::vector<std::string> env = DaemonEnv(name);
   auto spawn_and_wait = [&](std::vector<std::string> argv, std::optional<ProcessId>& id) {
     SpawnResult spawned = SpawnDaemon(argv, env, Path("log/" + name + ".stdout"));
     if (!spawned.id) return Status::Error(spawned.error);
@@ -875,6 +1003,9 @@ Status Lab::Up(std::ostream& progress) {
   if (std::find(profiles.begin(), profiles.end(), options_.profile) == profiles.end()) {
     return Status::Error("unknown profile '" + options_.profile + "' (clean, busy or large)");
   }
+  if (options_.hosts && large) {
+    return Status::Error("the lab of hosts runs the clean or busy profile, not large");
+  }
   if (options_.profile == "busy" && options_.nodes < 4) {
     return Status::Error("the busy profile needs at least 4 nodes (it drains node4 and pins "
                          "jobs to node1 and node3)");
@@ -893,11 +1024,19 @@ Status Lab::Up(std::ostream& progress) {
            << " nodes, cluster " << options_.cluster << ", profile " << options_.profile
            << (options_.profile != "clean" ? ", seed " + std::to_string(options_.seed) : "")
            << ")\n";
-  if (auto eph = EphemeralRange()) {
+  // The hosts lab's ports are its hosts' own: no client socket of the machine can take one.
+  if (auto eph = EphemeralRange(); eph && !options_.hosts) {
     progress << EphemeralPortWarning(options_.port_base, options_.nodes, eph->first, eph->second);
   }
   if (Status s = WriteConfig(); !s.ok()) return s;
-  for (const char* name : {"munged", "mariadbd", "slurmdbd"}) {
+  if (options_.hosts) {
+    HostNet net(HostNetOptions{.tag = HostNet::TagForPortBase(options_.port_base),
+                               .hosts = Hosts(),
+                               .state_dir = options_.dir});
+    if (Status s = net.Up(progress); !s.ok()) return Status::Error("the hosts' network: " + s.message());
+  }
+  for (const std::string& name : DaemonNames()) {
+    if (name != "mariadbd" && name != "slurmdbd" && name.rfind("munged", 0) != 0) continue;
     if (Status s = StartDaemon(name, progress); !s.ok()) return s;
   }
   // Accounts, users and associations, before the controller starts: with
@@ -924,7 +1063,7 @@ Status Lab::Up(std::ostream& progress) {
     if (Status s = StartNodes(progress); !s.ok()) return s;
   } else {
     for (const std::string& name : DaemonNames()) {
-      if (name == "munged" || name == "mariadbd" || name == "slurmdbd") continue;
+      if (name.rfind("munged", 0) == 0 || name == "mariadbd" || name == "slurmdbd") continue;
       if (Status s = StartDaemon(name, progress); !s.ok()) return s;
     }
   }
@@ -1068,7 +1207,11 @@ Status Lab::Down(std::ostream& progress) {
   }
   StopProcesses(members, std::chrono::seconds(5));
   progress << "  slurmd stopped +" << Fixed(Since(start)) << " s\n";
-  for (const char* name : {"slurmctld", "slurmdbd", "mariadbd", "munged"}) {
+  std::vector<std::string> rest = {"slurmctld", "slurmdbd", "mariadbd", "munged"};
+  for (const HostSpec& h : Hosts()) {
+    if (h.name != "ctl") rest.push_back("munged-" + h.name);
+  }
+  for (const std::string& name : rest) {
     auto t = Clock::now();
     if (Status s = StopDaemon(name); !s.ok()) {
       failures.push_back(s.message());
@@ -1095,6 +1238,19 @@ Status Lab::Down(std::ostream& progress) {
     }
   }
   ReapChildren();
+  // The hosts' network last: its Down() kills by PID what is still inside a host (saying so) and
+  // checks that nothing of it is left.
+  if (options_.hosts && failures.empty()) {
+    base::Result<HostNet> net = HostNet::Load(options_.dir);
+    if (!net.ok()) {
+      // No state file: Up() failed before the network was made, or it is gone already; a
+      // HostNet of the lab's tag says whether anything of it is still there.
+      net = HostNet(HostNetOptions{.tag = HostNet::TagForPortBase(options_.port_base),
+                                   .hosts = Hosts(),
+                                   .state_dir = options_.dir});
+    }
+    if (Status s = net->Down(progress); !s.ok()) failures.push_back(s.message());
+  }
   if (!failures.empty()) {
     std::string all;
     for (const std::string& f : failures) all += "; " + f;

@@ -23,6 +23,21 @@
 // removes the Unix users no other lab still holds. LabOptions{.nodes = 1024, .profile = "large"}
 // is a site-sized lab (large_profile.h): up to 1,024 slurmd and tens of thousands of jobs; its
 // Down() cancels nothing and stops the job processes by PID, all at once, after the slurmd.
+//
+// LabOptions{.hosts = true} is the lab of hosts (issue #39): the same daemons, each in the network
+// namespace of its host (hostnet.h), with addresses in 198.18.0.0/15 and names the lab resolves
+// itself:
+//
+//   ctl     slurmctld and its munged          login   the clients (Client()), slurm-mcp
+//   db      MariaDB, slurmdbd and its munged  c1..cK  two slurmd each (`slurmd -N`), a munged
+//
+// Every host has its own munged (one shared key; DIR/run/munge-HOST.socket.2) and its own
+// DIR/hosts/HOST/etc/ (slurm.conf naming its munged, gres.conf, healthcheck.sh; on db,
+// slurmdbd.conf): the controller is SlurmctldHost=localhost(ctl) and accounting
+// AccountingStorageHost=db, names each host's /etc/hosts gives, so a name can stop resolving on
+// one host. Nothing listens on the machine's own loopback. Down() stops the daemons, then takes
+// the host network down (which kills by PID anything still inside a host) and checks that none
+// of its namespaces, links or /etc/netns directories is left.
 #ifndef SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 #define SLURM_RCA_SCENARIOS_LIVE_LAB_H_
 
@@ -34,6 +49,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "scenarios/live/hostnet.h"
 #include "scenarios/live/process.h"
 
 namespace slurm_rca::live {
@@ -66,6 +82,9 @@ struct LabOptions {
   // Where the busy profile records the Unix users it created and the labs holding each, shared
   // by every lab on the machine.
   std::string user_registry = "/var/lib/slurm-rca/users";
+  // The lab of hosts (header comment): each host a network namespace. Its tag is
+  // HostNet::TagForPortBase(port_base). Clean or busy profile; not large.
+  bool hosts = false;
 };
 
 // The templates directory of every lab whose LabOptions::templates is empty: main sets it once
@@ -126,13 +145,33 @@ class Lab {
   // background's jobs are left alone).
   base::Status WaitReady(std::chrono::seconds timeout) const;
 
+  // The lab of hosts (LabOptions::hosts): ctl, db, login, c1..cK, in address order; empty for a
+  // one-host lab.
+  std::vector<HostSpec> Hosts() const;
+  // The host a daemon (a DaemonNames() entry) or node ("node3") runs on; "" on a one-host lab.
+  std::string HostOf(const std::string& daemon_or_node) const;
+  // The hosts lab's network (from the state file Up() wrote); an error on a one-host lab or
+  // before Up().
+  base::Result<HostNet> Net() const;
+  // argv run on host (ip netns exec ...) on the hosts lab; argv itself on a one-host lab or for
+  // host "".
+  base::Result<std::vector<std::string>> OnHost(const std::string& host,
+                                                std::vector<std::string> argv) const;
+  // The slurm.conf a host's programs read: DIR/hosts/HOST/etc/slurm.conf; SlurmConf() on a
+  // one-host lab.
+  std::string ConfOf(const std::string& host) const;
+  // The munged socket a host's programs use (DIR/run/munge-HOST.socket.2; on a one-host lab, or
+  // for host "", the one munged's DIR/run/munge.socket.2).
+  std::string MungeSocket(const std::string& host) const;
+
   // The lab's RSS and CPU now (LabFootprint).
   LabFootprint MeasureFootprint() const;
 
   bool exists() const;  // DIR/lab.conf is there
   const LabOptions& options() const { return options_; }
   std::string Path(const std::string& rel) const { return options_.dir + "/" + rel; }
-  std::string SlurmConf() const { return Path("etc/slurm.conf"); }
+  // The clients' slurm.conf: DIR/etc/slurm.conf, or on the hosts lab the login host's.
+  std::string SlurmConf() const;
   int DbPort() const { return options_.port_base + 6; }
   int CtldPort() const { return options_.port_base + 17; }
   int DbdPort() const { return options_.port_base + 19; }
@@ -157,7 +196,13 @@ class Lab {
   base::Status Provision(std::ostream& progress) const;
   // The large profile's slurmd, in waves, without a probe each.
   base::Status StartNodes(std::ostream& progress);
+  // A daemon's argv: HostlessArgv run on its host (OnHost); empty for an unknown daemon.
   std::vector<std::string> DaemonArgv(const std::string& name) const;
+  std::vector<std::string> HostlessArgv(const std::string& name) const;
+  // What a daemon is started with: ClientEnv() with SLURM_CONF its host's slurm.conf.
+  std::vector<std::string> DaemonEnv(const std::string& name) const;
+  // WriteConfig's etc files for one host (hosts lab) or the lab (host ""), into etc_dir.
+  base::Status WriteEtc(const std::string& host, const std::string& etc_dir) const;
   void CleanUpFaultState(std::ostream& progress) const;
 
   LabOptions options_;

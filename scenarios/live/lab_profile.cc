@@ -195,6 +195,13 @@ std::string StateOf(const Lab& lab, const std::string& id) {
   return s;
 }
 
+// argv as the users run it: on the login host of a lab of hosts (Lab::OnHost), else as it is.
+std::vector<std::string> OnLogin(const Lab& lab, const std::vector<std::string>& argv) {
+  if (!lab.options().hosts) return argv;
+  base::Result<std::vector<std::string>> on = lab.OnHost("login", argv);
+  return on.ok() ? *on : argv;
+}
+
 // ApplyBusyProfile's steps.
 
 // The lab's directories opened to the busy users: workdir writable by all, the directories above
@@ -212,6 +219,14 @@ Status OpenLabToUsers(const Lab& lab, const std::string& trace_file, const std::
     fs::permissions(lab.Path(d), fs::perms::others_exec | fs::perms::group_exec,
                     fs::perm_options::add, ec);
     if (ec) return Status::Error("cannot make " + lab.Path(d) + " searchable: " + ec.message());
+  }
+  // The lab of hosts: each host's slurm.conf, under hosts/HOST/etc.
+  for (const HostSpec& h : lab.Hosts()) {
+    for (const std::string& d : {std::string("hosts"), "hosts/" + h.name, "hosts/" + h.name + "/etc"}) {
+      fs::permissions(lab.Path(d), fs::perms::others_exec | fs::perms::group_exec,
+                      fs::perm_options::add, ec);
+      if (ec) return Status::Error("cannot make " + lab.Path(d) + " searchable: " + ec.message());
+    }
   }
   {
     std::ofstream out(lab.Path(trace_file), std::ios::trunc);
@@ -247,12 +262,12 @@ Status TakeUsers(const Lab& lab, const std::vector<BusyUser>& users, const std::
   if (std::string runuser = lab.Program("runuser"); !runuser.empty() && !users.empty()) {
     const std::string& user = users.front().name;
     std::vector<std::string> env = lab.ClientEnv();
-    ToolResult w = RunTool({runuser, "-u", user, "--", "/usr/bin/test", "-w", workdir}, env,
-                           std::chrono::seconds(10));
+    ToolResult w = RunTool(OnLogin(lab, {runuser, "-u", user, "--", "/usr/bin/test", "-w", workdir}),
+                           env, std::chrono::seconds(10));
     if (!w.ok())
       return Status::Error(user + " cannot write " + workdir + ": their jobs would fail");
-    ToolResult q = RunTool({runuser, "-u", user, "--", "/usr/bin/env", env.back(),
-                            lab.Program("squeue"), "-h", "-o", "%i"},
+    ToolResult q = RunTool(OnLogin(lab, {runuser, "-u", user, "--", "/usr/bin/env", env.back(),
+                                         lab.Program("squeue"), "-h", "-o", "%i"}),
                            env, std::chrono::seconds(15));
     if (!q.ok()) {
       return Status::Error(user + " cannot reach the controller (slurm.conf or the munge socket " +
@@ -303,8 +318,9 @@ Status WaitForHistory(const Lab& lab, const BusyTrace& trace, const std::vector<
         // controller (the munge socket and slurm.conf are readable by others).
         std::vector<std::string> env = lab.ClientEnv();
         ToolResult r = runuser.empty() ? ToolResult{}
-                                       : RunTool({runuser, "-u", j.user, "--", "/usr/bin/env",
-                                                  env.back(), scancel, ids[i]},
+                                       : RunTool(OnLogin(lab, {runuser, "-u", j.user, "--",
+                                                               "/usr/bin/env", env.back(), scancel,
+                                                               ids[i]}),
                                                  env, std::chrono::seconds(15));
         if (!r.ok()) {
           progress << "  warning: scancel as " << j.user << " failed (" << r.Summary()

@@ -107,6 +107,17 @@ std::string Fixed(double v, int digits = 1) {
 // The node slurm-mcp is taken to run on: its nvidia-smi and slurmd log are what the gpu and
 // logs topics read. A GPU fault's node, else the first GPU node.
 std::string HostNode(const sc::Scenario& s) {
+  // On the lab of hosts, a network fault on a compute host cK: its first node (lab.h: two nodes
+  // a host), whose slurmd log is the one that shows the node side of the fault.
+  for (const sc::FaultRef& f : s.faults) {
+    if (f.name != "net-cut" && f.name != "net-loss" && f.name != "net-throttle") continue;
+    for (const auto& [k, v] : f.target) {
+      if (k == "host" && v.size() > 1 && v[0] == 'c' &&
+          std::all_of(v.begin() + 1, v.end(), ::isdigit)) {
+        return "node" + std::to_string(2 * std::stoi(v.substr(1)) - 1);
+      }
+    }
+  }
   for (const sc::FaultRef& f : s.faults) {
     if (f.name != "gpu-fake") continue;
     for (const auto& [k, v] : f.target) {
@@ -263,8 +274,26 @@ Json TakeSnapshot(const Lab& lab, const std::string& host, double timeout_s, con
   std::vector<mcp::Evidence> got(plan.size());
   std::atomic<size_t> next{0};
   std::string taken_at = NowIso();
+  // On the lab of hosts the reads are made from the login host, as slurm-mcp deployed there
+  // makes them: each reader thread moves onto it first (HostNet::EnterThread).
+  std::optional<HostNet> net;
+  if (lab.options().hosts) {
+    if (base::Result<HostNet> loaded = lab.Net(); loaded.ok()) net = *loaded;
+  }
   auto worker = [&] {
+    Status entered;
+    if (lab.options().hosts) {
+      entered = net ? net->EnterThread("login") : Status::Error("no host network to read from");
+    }
     for (size_t i; (i = next++) < plan.size();) {
+      if (!entered.ok()) {
+        // A read from the machine's own namespace would reach no host: not made, and said.
+        got[i].outcome = mcp::Evidence::Outcome::kUnavailable;
+        got[i].argv = plan[i].argv;
+        got[i].cause = "not read: the recorder could not move onto the login host (" +
+                       entered.message() + ")";
+        continue;
+      }
       const sc::PlannedRead& p = plan[i];
       got[i] = p.topic->source == mcp::Source::kDaemonLog
                    ? backend.ReadLog(p.argv[1], mcp::kLogTailLines)
@@ -352,7 +381,11 @@ Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
                    const std::string& version, const std::string& recorded_at,
                    const std::string& host, const Json& snapshots) {
   const std::string lab =
-      s.lab ? "A fresh lab of the large profile, " + std::to_string(s.lab->nodes) +
+      s.Hosts() ? "A fresh lab of hosts (ctl, db, login, c1: node[1-2], c2: node[3-4]; each a "
+                  "network namespace on 198.18.0.0/15 with its own munged; scenarios/live/lab.h), "
+                  "background profile busy, seed " + std::to_string(o.seed) +
+                  " (scenarios/live/profile.h); the reads made from the login host; "
+      : s.lab ? "A fresh lab of the large profile, " + std::to_string(s.lab->nodes) +
                   " nodes, seed " + std::to_string(o.seed) + ", history " +
                   std::to_string(s.lab->history) +
                   " (scenarios/live/large_profile.h); "
@@ -364,7 +397,7 @@ Json TrialManifest(const sc::Scenario& s, const ScenarioRecordOptions& o,
   Json manifest = {{"format", mcp::kEvidenceBundleFormat},
                    {"slurm_version", version},
                    {"scenario", s.id},
-                   {"profile", s.lab ? s.lab->profile : o.profile},
+                   {"profile", s.Large() ? s.lab->profile : s.Hosts() ? "busy" : o.profile},
                    {"recorded_at", recorded_at},
                    {"generator", "rca-bench record (scenarios/live/runner.cc)"},
                    {"comment", lab +
@@ -413,10 +446,13 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
   // A scenario with `lab:` is recorded on its lab (the large profile); the others on 4 nodes.
   LabOptions lab_options{.dir = lab_dir, .nodes = 4, .port_base = port_base,
                          .slurm_prefix = o.slurm_prefix, .profile = o.profile, .seed = o.seed};
-  if (s.lab) {
+  if (s.Large()) {
     lab_options.profile = s.lab->profile;
     lab_options.nodes = s.lab->nodes;
     lab_options.large_history = s.lab->history;
+  } else if (s.Hosts()) {
+    lab_options.profile = "busy";
+    lab_options.hosts = true;
   }
   Lab lab(lab_options);
   struct Down {
@@ -428,6 +464,17 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
   std::string host = HostNode(s);
   std::string recorded_at = NowIso();
   std::string version = lab.Client({"sinfo", "--version"}).out;
+  if (lab.options().hosts) {
+    // The readers move onto the login host (TakeSnapshot): tried once here, so that a trial
+    // whose reads could not be made fails before its fault rather than recording no evidence.
+    Status entered;
+    std::thread probe([&] {
+      base::Result<HostNet> net = lab.Net();
+      entered = net.ok() ? net->EnterThread("login") : net.status();
+    });
+    probe.join();
+    if (!entered.ok()) return Status::Error("cannot read from the login host: " + entered.message());
+  }
   version = version.substr(version.find(' ') + 1);
   version = version.substr(0, version.find('\n'));
 
@@ -489,7 +536,7 @@ Status RecordTrial(const sc::Scenario& s, const std::string& lab_dir, int port_b
 // the lab's profile (fixtures/<id> for clean, fixtures/busy/<id> for busy; scenarios/measure.h).
 fs::path BundleOut(const sc::Scenario& s, const ScenarioRecordOptions& o) {
   if (!o.fixtures.empty()) return fs::path(o.fixtures) / s.id;
-  if (s.Large()) return sc::BundleDir(s.id, sc::kLargeSet);
+  if (!s.OwnSet().empty()) return sc::BundleDir(s.id, s.OwnSet());
   return sc::BundleDir(s.id, o.profile == "busy" ? sc::kBusySet : sc::kCleanSet);
 }
 
@@ -510,12 +557,20 @@ FaultTarget TargetOf(const sc::FaultRef& ref) {
     if (k == "account") t.account = v;
     if (k == "qos") t.qos = v;
     if (k == "limit") t.limit = v;
+    if (k == "host") t.host = v;
+    if (k == "peer") t.peer = v;
+    if (k == "direction") t.direction = v;
+    if (k == "percent") t.percent = std::stoi(v);
+    if (k == "rate") t.rate = v;
+    if (k == "name") t.name = v;
   }
   return t;
 }
 
 std::string LabMisfit(const LabOptions& have, const sc::Scenario& s) {
-  if (!s.lab || (have.profile == s.lab->profile && have.nodes >= s.lab->nodes)) return "";
+  if (!s.lab) return "";
+  if (s.Hosts() && have.hosts && have.profile == "busy") return "";
+  if (s.Large() && have.profile == s.lab->profile && have.nodes >= s.lab->nodes) return "";
   return s.id + " needs the " + s.lab->profile + " lab of " + std::to_string(s.lab->nodes) +
          " nodes; the lab in " + have.dir + " is " + have.profile + " with " +
          std::to_string(have.nodes) + " nodes";
@@ -799,7 +854,7 @@ Status RecordScenario(const sc::Scenario& s, const ScenarioRecordOptions& o,
                       std::ostream& progress) {
   if (s.status != "runnable") return Status::Error(s.id + " is blocked: " + s.blocked_reason);
   if (o.trials < 1) return Status::Error("--trials must be at least 1");
-  if (s.lab && o.jobs > 1) {
+  if (s.Large() && o.jobs > 1) {
     // Each trial's lab is up to 1,024 slurmd (8 GiB) and spans more than the 1,000 ports
     // between two trials' port bases.
     return Status::Error(s.id + " is recorded on the large lab: one trial at a time (--jobs 1)");
