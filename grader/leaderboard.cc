@@ -93,11 +93,18 @@ Leaderboard BuildLeaderboard(const std::string& dir, const std::vector<scenarios
     lb.floor_name = lb.baselines.front().first;
     lb.floor_depth = lb.baselines.front().second;
   }
-  std::vector<scenarios::Scenario> test, large;
+  std::vector<scenarios::Scenario> test, large, hosts;
   for (const scenarios::Scenario& s : suite) {
     if (s.split == "test" && s.status == "runnable") test.push_back(s);
     if (!s.post_freeze.empty() && s.status == "runnable") ++lb.post_freeze_scenarios;
-    if (s.lab && s.status == "runnable") large.push_back(s);
+    if (s.Large() && s.status == "runnable") large.push_back(s);
+    if (s.Hosts() && s.status == "runnable") hosts.push_back(s);
+  }
+  if (!hosts.empty()) {
+    lb.hosts_scenarios = static_cast<int>(hosts.size());
+    std::vector<Baseline> hf = ComputeBaselines(hosts);
+    lb.hosts_floor_name = hf.front().name;
+    lb.hosts_floor_depth = hf.front().depth;
   }
   if (!large.empty()) {
     lb.large_scenarios = static_cast<int>(large.size());
@@ -319,6 +326,10 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
     o << "on the large lab: " << lb.large_scenarios << " tasks (their floor "
       << f3(lb.large_floor_depth) << ", " << lb.large_floor_name << "; column large)\n";
   }
+  if (lb.hosts_scenarios > 0) {
+    o << "on the lab of hosts: " << lb.hosts_scenarios << " tasks (their floor "
+      << f3(lb.hosts_floor_depth) << ", " << lb.hosts_floor_name << "; column hosts)\n";
+  }
   o << "\n";
   auto split = [&](const Row& r, const char* name) {
     auto it = r.depth_by_split.find(name);
@@ -328,17 +339,17 @@ std::string LeaderboardMarkdown(const Leaderboard& lb) {
     auto it = r.depth_by_lab.find(name);
     return it == r.depth_by_lab.end() ? std::string("-") : f3(it->second);
   };
-  o << "| configuration | model | runs | test | dev | post-freeze | large | "
+  o << "| configuration | model | runs | test | dev | post-freeze | large | hosts | "
        "RCA depth, all (mean ± SE) | "
        "depth, bootstrap 95% CI over tasks | same answer in every repeat | tokens per run | cost "
        "per run | margin over the floor | Brier (exact) | ECE | time to hyp. (median, harness) | "
        "read to hyp. (median bytes) | missing answers (mean) | hash | dates |\n";
-  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  o << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : lb.rows) {
     o << "| " << r.configuration << (r.kind == "reference" ? " (reference audit)" : "") << " | "
       << r.model << " | " << r.runs << " | " << split(r, "test") << " | " << split(r, "dev")
       << " | " << (r.depth_post_freeze ? f3(*r.depth_post_freeze) : std::string("-")) << " | "
-      << lab(r, "large") << " | " << f3(r.depth_mean) << " ± "
+      << lab(r, "large") << " | " << lab(r, "hosts") << " | " << f3(r.depth_mean) << " ± "
       << (r.runs > 1 ? f3(r.depth_se) : std::string("-")) << " | "
       << IntervalText(r) << " | " << AgreementText(r) << " | " << TokensText(r) << " | "
       << CostText(r) << " | " << (r.depth_mean >= lb.floor_depth ? "+" : "")

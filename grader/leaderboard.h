@@ -101,6 +101,10 @@ struct Leaderboard {
   int large_scenarios = 0;
   std::string large_floor_name;
   double large_floor_depth = 0;
+  // The tasks recorded on the lab of hosts (lab: {profile: hosts}) and their own floor.
+  int hosts_scenarios = 0;
+  std::string hosts_floor_name;
+  double hosts_floor_depth = 0;
   LeaderboardOptions options;  // the bootstrap's seed and resamples, stated in the output
 };
 

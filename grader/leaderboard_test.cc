@@ -96,9 +96,19 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
   EXPECT_NE(md.find("| configuration | multi_layer |"), std::string::npos) << md;
   // The tasks of the large lab have their own column and their own floor. A's runs answer only the
   // first three tasks, all on the 4-node lab, so A scores 0 on the large ones.
-  int large = 0;
-  for (const auto& s : suite.scenarios) large += s.lab && s.status == "runnable";
+  int large = 0, hosts = 0;
+  for (const auto& s : suite.scenarios) {
+    large += s.Large() && s.status == "runnable";
+    hosts += s.Hosts() && s.status == "runnable";
+  }
   EXPECT_EQ(lb.large_scenarios, large);
+  EXPECT_EQ(lb.hosts_scenarios, hosts);
+  if (hosts > 0) {
+    EXPECT_NE(md.find("on the lab of hosts: " + std::to_string(hosts) + " tasks (their floor "),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("| large | hosts |"), std::string::npos) << md;
+  }
   EXPECT_NE(md.find("| post-freeze | large |"), std::string::npos) << md;
   if (large > 0) {
     EXPECT_NE(md.find("on the large lab: " + std::to_string(large) + " tasks (their floor "),
@@ -106,7 +116,7 @@ TEST(Leaderboard, RunsAggregateAsMeanAndStandardErrorAndOtherSuitesAreRefused) {
         << md;
     ASSERT_TRUE(a.depth_by_lab.count("large"));
     EXPECT_EQ(a.depth_by_lab.at("large"), 0.0);
-    EXPECT_NEAR(a.depth_by_lab.at("4-node"), 2.0 / (n - large), 1e-12);
+    EXPECT_NEAR(a.depth_by_lab.at("4-node"), 2.0 / (n - large - hosts), 1e-12);
   }
 }
 

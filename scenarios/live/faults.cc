@@ -584,6 +584,8 @@ FaultOutcome NameGone(Lab& lab, const FaultTarget& t, bool inject) {
   };
   if (inject) {
     if (rec.exists() || !named) return Nothing(t.name + " already does not resolve on " + t.host);
+    std::error_code ec;
+    fs::create_directories(lab.Path("faults"), ec);
     if (!base::WriteFile(saved, *text)) return Failed("cannot save " + hosts + " to " + saved);
     if (!write_in_place(kept)) return Failed("cannot rewrite " + hosts);
     rec.Write({{"hosts", hosts}, {"saved", saved}});
