@@ -349,8 +349,9 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
   if (found->empty()) return Fail("no scenario to run", kUsage);
   std::vector<const sc::Scenario*> chosen = *found;
   if (o.mode == "live") {
-    // A large-lab task is not run on the 4-node lab of --mode live (LabMisfit): named, it is
-    // refused; in --scenarios all it is left out, said here, and counted missing by the score.
+    // A task of the large lab or of the lab of hosts is not run on the 4-node lab of --mode live
+    // (LabMisfit): named, it is refused; in --scenarios all it is left out, said here, and
+    // counted missing by the score.
     live::LabOptions each{.dir = o.lab_dir, .profile = o.profile};
     std::vector<const sc::Scenario*> here;
     std::string left_out;
@@ -365,7 +366,8 @@ int RunCommand(const RunCommandOptions& o, const std::vector<sc::Scenario>& suit
       }
     }
     if (!left_out.empty()) {
-      std::cerr << "rca-bench: --mode live leaves out the large-lab tasks (" << left_out
+      std::cerr << "rca-bench: --mode live leaves out the tasks of their own lab (large, hosts: "
+                << left_out
                 << "): replay them; the score counts them missing\n";
     }
     if (here.empty()) return Fail("no scenario to run on a 4-node lab", kUsage);

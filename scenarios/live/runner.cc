@@ -112,7 +112,7 @@ std::string HostNode(const sc::Scenario& s) {
   for (const sc::FaultRef& f : s.faults) {
     if (f.name != "net-cut" && f.name != "net-loss" && f.name != "net-throttle") continue;
     for (const auto& [k, v] : f.target) {
-      if (k == "host" && v.size() > 1 && v[0] == 'c' &&
+      if (k == "host" && v.size() > 1 && v.size() < 5 && v[0] == 'c' &&
           std::all_of(v.begin() + 1, v.end(), ::isdigit)) {
         return "node" + std::to_string(2 * std::stoi(v.substr(1)) - 1);
       }
@@ -571,6 +571,11 @@ std::string LabMisfit(const LabOptions& have, const sc::Scenario& s) {
   if (!s.lab) return "";
   if (s.Hosts() && have.hosts && have.profile == "busy") return "";
   if (s.Large() && have.profile == s.lab->profile && have.nodes >= s.lab->nodes) return "";
+  if (s.Hosts()) {
+    return s.id + " needs the busy lab of hosts (cluster up --hosts --profile busy); the lab in " +
+           have.dir + " is " + (have.hosts ? "one of hosts" : "one host") + ", profile " +
+           have.profile;
+  }
   return s.id + " needs the " + s.lab->profile + " lab of " + std::to_string(s.lab->nodes) +
          " nodes; the lab in " + have.dir + " is " + have.profile + " with " +
          std::to_string(have.nodes) + " nodes";
