@@ -263,8 +263,8 @@ class LabCommands : public CommandGroup {
       j["slurm_version"] = lab.SlurmVersion();
       j["seed"] = lab.options().seed;
       j["hosts"] = nlohmann::json::array();
+      const auto net = lab.Net();  // the state file, read once
       for (const auto& h : lab.Hosts()) {
-        auto net = lab.Net();
         auto addr = net.ok() ? net->AddressOf(h.name) : slurm_rca::base::Result<std::string>("");
         j["hosts"].push_back({{"name", h.name},
                               {"role", h.role},

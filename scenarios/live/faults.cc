@@ -221,7 +221,7 @@ FaultOutcome RpcFlood(Lab& lab, const FaultTarget& t, bool inject) {
     for (int w = 0; w < t.workers; ++w) {
       // On the lab of hosts the loops run on the login host, as users' clients do.
       base::Result<std::vector<std::string>> argv =
-          lab.OnHost(lab.options().hosts ? "login" : "", {"/bin/sh", "-c", script});
+          lab.OnHost("login", {"/bin/sh", "-c", script});
       if (!argv.ok()) return Failed(argv.status().message());
       SpawnResult s = SpawnDaemon(*argv, lab.ClientEnv(), lab.Path("log/flood.log"));
       if (!s.id) return Failed(s.error);
@@ -471,18 +471,16 @@ FaultOutcome NetLoss(Lab& lab, const FaultTarget& t, bool inject) {
                         p + "% of " + t.host + "'s packets dropped each way");
 }
 
-// tc run in a namespace (the host's, or the switch's for the port that sends to the host).
-ToolResult TcIn(const Lab& lab, const HostNet& net, const std::string& ns,
-                const std::vector<std::string>& args) {
+// tc run on a namespace (the host's, or the switch's for the port that sends to the host):
+// `tc -n NS` enters it itself.
+ToolResult TcIn(const Lab& lab, const std::string& ns, const std::vector<std::string>& args) {
   std::string tc = lab.Program("tc");
-  std::string ip = lab.Program("ip");
-  ToolResult r;
-  if (tc.empty() || ip.empty()) {
-    r.error = "tc or ip is not installed (Debian package iproute2)";
+  if (tc.empty()) {
+    ToolResult r;
+    r.error = "tc is not installed (Debian package iproute2)";
     return r;
   }
-  // `ip netns exec` is enough for tc (it needs no /sys/fs/cgroup).
-  std::vector<std::string> argv = {ip, "netns", "exec", ns, tc};
+  std::vector<std::string> argv = {tc, "-n", ns};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunTool(argv, kEnv, std::chrono::seconds(10));
 }
@@ -498,7 +496,7 @@ FaultOutcome NetThrottle(Lab& lab, const FaultTarget& t, bool inject) {
       {net->Namespace(t.host), "eth0"}, {net->SwitchNamespace(), t.host}};
   Record rec{lab, "net-throttle-" + t.host};
   auto qdisc = [&](const std::pair<std::string, std::string>& l) {
-    return TcIn(lab, *net, l.first, {"qdisc", "show", "dev", l.second, "root"});
+    return TcIn(lab, l.first, {"qdisc", "show", "dev", l.second, "root"});
   };
   bool present = false;
   for (const auto& l : links) present = present || Contains(qdisc(l).out, "qdisc tbf");
@@ -512,7 +510,7 @@ FaultOutcome NetThrottle(Lab& lab, const FaultTarget& t, bool inject) {
     }
     for (const auto& l : links) {
       // burst: at least one MTU at the rate's timer granularity; latency bounds the queue.
-      ToolResult r = TcIn(lab, *net, l.first,
+      ToolResult r = TcIn(lab, l.first,
                           {"qdisc", "add", "dev", l.second, "root", "tbf", "rate", t.rate,
                            "burst", "4kb", "latency", "400ms"});
       if (!r.ok()) return Failed("tc qdisc add on " + l.first + ": " + r.Summary());
@@ -528,7 +526,7 @@ FaultOutcome NetThrottle(Lab& lab, const FaultTarget& t, bool inject) {
   auto prior = rec.Read();
   for (const auto& l : links) {
     if (!Contains(qdisc(l).out, "qdisc tbf")) continue;
-    ToolResult r = TcIn(lab, *net, l.first, {"qdisc", "del", "dev", l.second, "root"});
+    ToolResult r = TcIn(lab, l.first, {"qdisc", "del", "dev", l.second, "root"});
     if (!r.ok()) return Failed("tc qdisc del on " + l.first + ": " + r.Summary());
     std::string now = qdisc(l).out;
     now = now.substr(0, now.find('\n'));

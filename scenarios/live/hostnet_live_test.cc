@@ -18,6 +18,7 @@
 
 #include "base/file.h"
 #include "scenarios/live/hostnet.h"
+#include "scenarios/live/hostnet_traces_testing.h"
 
 namespace slurm_rca::live {
 namespace {
@@ -47,25 +48,7 @@ std::string TestDir(const std::string& name) {
 
 ToolResult Root(const std::vector<std::string>& argv) { return RunTool(argv, kEnv, seconds(15)); }
 
-// What of prefix the root namespace shows: namespaces, links (by name or link-netns) and
-// /etc/netns directories.
-std::vector<std::string> RootTraces(const std::string& prefix) {
-  std::vector<std::string> found;
-  for (const auto& argv : std::vector<std::vector<std::string>>{
-           {FindProgram("ip", kDirs), "netns", "list"}, {FindProgram("ip", kDirs), "-o", "link"}}) {
-    ToolResult r = Root(argv);
-    EXPECT_TRUE(r.ok()) << argv[1] << ": " << r.Summary();
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      if (line.find(prefix) != std::string::npos) found.push_back(line);
-    }
-  }
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(HostNet::kNetnsEtc, ec)) {
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) found.push_back(entry.path());
-  }
-  return found;
-}
+using testing_hostnet::RootTraces;
 
 // Takes the network down when a test ends early.
 struct DownAtExit {

@@ -26,6 +26,7 @@
 #include "base/file.h"
 #include "scenarios/live/faults.h"
 #include "scenarios/live/hostnet.h"
+#include "scenarios/live/hostnet_traces_testing.h"
 #include "scenarios/live/lab.h"
 #include "tests/live_release.h"
 
@@ -48,24 +49,7 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// What of prefix the machine's own namespace shows: namespaces, links, /etc/netns directories.
-std::vector<std::string> RootTraces(const std::string& prefix) {
-  std::vector<std::string> found;
-  for (const auto& argv : std::vector<std::vector<std::string>>{
-           {FindProgram("ip", kDirs), "netns", "list"}, {FindProgram("ip", kDirs), "-o", "link"}}) {
-    ToolResult r = RunTool(argv, kEnv, seconds(15));
-    EXPECT_TRUE(r.ok()) << argv[1] << ": " << r.Summary();
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      if (line.find(prefix) != std::string::npos) found.push_back(line);
-    }
-  }
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(HostNet::kNetnsEtc, ec)) {
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) found.push_back(entry.path());
-  }
-  return found;
-}
+using testing_hostnet::RootTraces;
 
 // Whether a TCP port can be bound on the machine's own 127.0.0.1 (nothing of the lab holds it).
 bool RootLoopbackPortFree(int port) {

@@ -351,7 +351,7 @@ ToolResult Lab::Client(std::vector<std::string> argv, std::chrono::milliseconds 
   }
   argv[0] = path;
   // On the hosts lab, clients run on the login host.
-  base::Result<std::vector<std::string>> on = OnHost(options_.hosts ? "login" : "", argv);
+  base::Result<std::vector<std::string>> on = OnHost("login", argv);
   if (!on.ok()) {
     ToolResult r;
     r.error = on.status().message();
@@ -638,12 +638,11 @@ std::vector<std::string> Lab::HostlessArgv(const std::string& name) const {
   if (name == "munged" || name.rfind("munged-", 0) == 0) {
     // "munged" is the one-host lab's and the hosts lab's controller's; "munged-HOST" another
     // host's, with a socket, pid file, log and seed file of its own (one key).
-    const std::string host = name == "munged" ? "" : name.substr(7);
     std::vector<std::string> argv = {Program("munged"),
                                      "--foreground",
                                      "--force",
                                      "--key-file=" + Path("munge/munge.key"),
-                                     "--socket=" + MungeSocket(host.empty() ? HostOf(name) : host),
+                                     "--socket=" + MungeSocket(HostOf(name)),
                                      "--pid-file=" + Path("run/" + name + ".pid"),
                                      "--log-file=" + Path("log/" + name + ".log"),
                                      "--seed-file=" + Path("munge/" + name + ".seed")};
@@ -670,7 +669,7 @@ std::vector<std::string> Lab::HostlessArgv(const std::string& name) const {
 Status Lab::Probe(const std::string& name) const {
   auto fail = [&](const ToolResult& r) { return Status::Error(r.Summary()); };
   if (name == "munged" || name.rfind("munged-", 0) == 0) {
-    std::string sock = MungeSocket(name == "munged" ? HostOf(name) : name.substr(7));
+    std::string sock = MungeSocket(HostOf(name));
     ToolResult cred = RunTool({Program("munge"), "-n", "-S", sock}, kBaseEnv, std::chrono::seconds(5));
     if (!cred.ok()) return fail(cred);
     ToolResult back = RunTool({Program("unmunge"), "-S", sock}, kBaseEnv, std::chrono::seconds(5), cred.out);
@@ -1207,9 +1206,10 @@ Status Lab::Down(std::ostream& progress) {
   }
   StopProcesses(members, std::chrono::seconds(5));
   progress << "  slurmd stopped +" << Fixed(Since(start)) << " s\n";
-  std::vector<std::string> rest = {"slurmctld", "slurmdbd", "mariadbd", "munged"};
-  for (const HostSpec& h : Hosts()) {
-    if (h.name != "ctl") rest.push_back("munged-" + h.name);
+  // The rest in reverse start order: slurmctld, slurmdbd, mariadbd, then every munged.
+  std::vector<std::string> rest;
+  for (const std::string& name : DaemonNames()) {
+    if (name.rfind("slurmd-", 0) != 0) rest.insert(rest.begin(), name);
   }
   for (const std::string& name : rest) {
     auto t = Clock::now();

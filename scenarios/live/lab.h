@@ -153,8 +153,8 @@ class Lab {
   // The hosts lab's network (from the state file Up() wrote); an error on a one-host lab or
   // before Up().
   base::Result<HostNet> Net() const;
-  // argv run on host (ip netns exec ...) on the hosts lab; argv itself on a one-host lab or for
-  // host "".
+  // argv run on host (HostNet::ExecArgv) on the hosts lab; argv itself on a one-host lab (so
+  // OnHost("login", argv) is how a client runs on either) or for host "".
   base::Result<std::vector<std::string>> OnHost(const std::string& host,
                                                 std::vector<std::string> argv) const;
   // The slurm.conf a host's programs read: DIR/hosts/HOST/etc/slurm.conf; SlurmConf() on a

@@ -196,8 +196,8 @@ std::string StateOf(const Lab& lab, const std::string& id) {
 }
 
 // argv as the users run it: on the login host of a lab of hosts (Lab::OnHost), else as it is.
+// OnHost fails only for an unknown host or a relative argv[0]: neither here (runuser is absolute).
 std::vector<std::string> OnLogin(const Lab& lab, const std::vector<std::string>& argv) {
-  if (!lab.options().hosts) return argv;
   base::Result<std::vector<std::string>> on = lab.OnHost("login", argv);
   return on.ok() ? *on : argv;
 }
