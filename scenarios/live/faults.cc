@@ -961,9 +961,9 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "measured on the lab of hosts (hosts_live_test, 22.05): no ping crosses a both-ways cut; "
        "with the login host unable to open connections to ctl (out), squeue there fails after "
        "29 s with 'Unable to contact slurm controller (connect failure)' while every node stays "
-       "idle; with ctl unable to open connections to login (in), squeue on login answers; "
-       "compute host c2 cut both ways from ctl: its nodes are not responding (idle*) within "
-       "25 s",
+       "idle; with ctl unable to open connections to login (in), squeue on login answers; a "
+       "compute host cut both ways from ctl: its two nodes not responding at 15-30 s and DOWN "
+       "in one log line at 30-45 s (S44's recordings, busy lab)",
        "delete the table; the nodes on either end are resumed if they went DOWN (Not responding) "
        "and waited for until they respond",
        "--host --peer --direction"},
@@ -974,8 +974,9 @@ const std::vector<FaultInfo>& FaultCatalog() {
        "delete the table; HOST's nodes are resumed if they went DOWN", "--host --percent"},
       {"net-throttle", "the lab of hosts: a tbf qdisc limits HOST's link to RATE each way (on its "
                        "eth0 and on its switch port)",
-       "measured on the lab of hosts: 40 pings of 1,400 bytes every 50 ms took 7.1 s at 64kbit "
-       "(2.2 s unthrottled); the sender is held back rather than dropped",
+       "measured on the lab of hosts: 40 pings of 1,400 bytes took 7.0 s at 64kbit, what the "
+       "rate allows (40 x 1,428 bytes x 8 / 64 kbit/s = 7.1 s; unthrottled they take 2.2 s, "
+       "ping's own 50 ms pacing); the sender is held back rather than dropped",
        "delete both qdiscs; the root qdiscs are checked to be as before", "--host --rate"},
       {"name-gone", "the lab of hosts: NAME's line leaves HOST's /etc/hosts (rewritten in place)",
        "measured on the lab of hosts: getent hosts NAME fails on HOST and answers elsewhere; with "
